@@ -1,0 +1,17 @@
+package engine
+
+import "errors"
+
+// Sentinel errors; backends wrap them so callers can test with errors.Is.
+var (
+	ErrNotFound     = errors.New("not found")
+	ErrExists       = errors.New("already exists")
+	ErrConflict     = errors.New("conflict: state changed underneath")
+	ErrBusy         = errors.New("busy: another operation holds the project")
+	ErrBadState     = errors.New("not allowed in this state")
+	ErrTimelineFull = errors.New("timeline full")
+	ErrBadPath      = errors.New("path not allowed")
+	ErrBadInput     = errors.New("invalid input")
+	ErrChecksum     = errors.New("checksum mismatch")
+	ErrReadOnly     = errors.New("read-only mode")
+)

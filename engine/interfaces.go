@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Store keeps the engine's state: projects, containers, connections, snapshots, the operations
+// journal and activity. Every implementation passes the contract suite in engine/storetest.
+//
+// Lookups that find nothing return an error wrapping ErrNotFound; a lost compare-and-set returns
+// one wrapping ErrConflict.
+type Store interface {
+	// CreateProject inserts a project with its containers and connections in one transaction.
+	// A slug already in use (by a project not deleted) gives ErrExists.
+	CreateProject(ctx context.Context, p Project, cs []Container, conns []Connection) error
+	// GetProject finds a project by id or by slug (a live project's slug wins over deleted ones).
+	GetProject(ctx context.Context, idOrSlug string) (Project, error)
+	ListProjects(ctx context.Context, f ProjectFilter) ([]Project, error)
+	// IdleProjects lists active projects held by no operation whose last activity is before
+	// idleBefore, oldest first, at most limit (0: no limit).
+	IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]Project, error)
+	// HeldProjects lists projects held by an operation (the sweep checks them for stale holders).
+	HeldProjects(ctx context.Context) ([]Project, error)
+	// Touch records activity: last_activity becomes max(last_activity, at).
+	Touch(ctx context.Context, projectID string, at time.Time) error
+
+	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
+	// the project as it is after the claim.
+	ClaimProject(ctx context.Context, projectID string, c Claim) (Project, error)
+	// Heartbeat refreshes the holder's heartbeat; ErrConflict when opID no longer holds it.
+	Heartbeat(ctx context.Context, projectID, opID string, at time.Time) error
+	// SetProjectStatus moves a held project to another status without releasing it.
+	// ErrConflict when opID no longer holds it.
+	SetProjectStatus(ctx context.Context, projectID, opID string, to ProjectStatus, reason string, at time.Time) (Project, error)
+	// ReleaseProject ends opID's hold, setting the final status (and the hibernation snapshot when
+	// r.SetHibernationSnapshot). ErrConflict when opID no longer holds the project.
+	ReleaseProject(ctx context.Context, projectID string, r Release) (Project, error)
+
+	ListContainers(ctx context.Context, projectID string) ([]Container, error)
+	// PutContainer inserts or replaces a container (by project and name).
+	PutContainer(ctx context.Context, c Container) error
+	// DeleteContainer removes a container and every connection that names it.
+	DeleteContainer(ctx context.Context, projectID, name string) error
+	ListConnections(ctx context.Context, projectID string) ([]Connection, error)
+	PutConnection(ctx context.Context, c Connection) error
+	DeleteConnection(ctx context.Context, c Connection) error
+
+	// InsertSnapshot adds a snapshot. For a manual snapshot it counts the project's manual
+	// snapshots that are not deleted in the same transaction and refuses with ErrTimelineFull
+	// when there are already maxManual of them (invariant 5).
+	InsertSnapshot(ctx context.Context, s Snapshot, maxManual int) error
+	// UpdateSnapshot replaces the stored fields of snapshot s.ID.
+	UpdateSnapshot(ctx context.Context, s Snapshot) error
+	GetSnapshot(ctx context.Context, id string) (Snapshot, error)
+	ListSnapshots(ctx context.Context, f SnapshotFilter) ([]Snapshot, error)
+	// DeleteSnapshotRecord forgets a snapshot for good (after the purge removed its data).
+	DeleteSnapshotRecord(ctx context.Context, id string) error
+
+	// The operations journal.
+	InsertOp(ctx context.Context, op Operation) error
+	UpdateOp(ctx context.Context, op Operation) error
+	GetOp(ctx context.Context, id string) (Operation, error)
+	// ListOps lists a project's operations, newest first, at most limit (0: all).
+	ListOps(ctx context.Context, projectID string, limit int) ([]Operation, error)
+
+	// TryLock takes a named lock (the global sweep lock) for owner until ttl after now, or until
+	// Unlock. ok is false when another owner holds it and it has not expired.
+	TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (ok bool, err error)
+	Unlock(ctx context.Context, name, owner string) error
+
+	// Describe names the store for humans ("sqlite /path/to/db", "postgres host/db").
+	Describe() string
+	Close() error
+}
+
+// ProjectFilter narrows ListProjects.
+type ProjectFilter struct {
+	Statuses       []ProjectStatus
+	IncludeDeleted bool
+	Owner          string
+}
+
+// SnapshotFilter narrows ListSnapshots. Zero values match everything except deleted snapshots.
+type SnapshotFilter struct {
+	ProjectID      string
+	Types          []SnapshotType
+	IncludeDeleted bool
+	// OnlyDeletedBefore, when set, lists only snapshots soft-deleted before that time (the purge).
+	OnlyDeletedBefore time.Time
+}
+
+// Claim is the compare-and-set that gives an operation a project.
+type Claim struct {
+	OpID  string
+	Kind  OpKind
+	Owner string
+	Now   time.Time
+	// From lists the statuses the project may be in; To is its status after the claim.
+	From []ProjectStatus
+	To   ProjectStatus
+	// IdleBefore, when set, also requires last_activity <= IdleBefore (invariant 4: a project
+	// touched after the sweep selected it is not claimed).
+	IdleBefore time.Time
+	// TakeOver, when set, lets the claim replace that (stale) holder; otherwise the project must
+	// be held by nobody.
+	TakeOver string
+}
+
+// Release ends an operation's hold on a project.
+type Release struct {
+	OpID   string
+	To     ProjectStatus
+	Reason string
+	Now    time.Time
+	// SetHibernationSnapshot stores HibernationSnapshot (which may be "" to clear it).
+	SetHibernationSnapshot bool
+	HibernationSnapshot    string
+}
+
+// Runtime runs a project's containers and gives access to its files. One implementation per
+// deployment mode; every one passes the contract suite in engine/runtimetest.
+type Runtime interface {
+	// Mode is the deployment mode: "local", "docker", "kubernetes".
+	Mode() string
+	// EnsureProject creates the project's environment and storage if they are missing
+	// (idempotent): directory, network, namespace and volume.
+	EnsureProject(ctx context.Context, p Project) error
+	// StartContainer starts a container (idempotent: a running one is left alone). spec is the
+	// resolved startup: command and port from the container and its TESSLATE.md.
+	StartContainer(ctx context.Context, p Project, c Container, spec StartSpec) (ContainerStatus, error)
+	StopContainer(ctx context.Context, p Project, c Container) error
+	ContainerStatus(ctx context.Context, p Project, c Container) (ContainerStatus, error)
+	// StopProject stops every container of the project; storage stays.
+	StopProject(ctx context.Context, p Project, cs []Container) error
+	// DestroyProject removes the environment and its storage. The engine calls it only after a
+	// ready, verified snapshot of all the storage exists (invariant 1). Idempotent.
+	DestroyProject(ctx context.Context, p Project, cs []Container) error
+	// ProjectExists reports whether the project's storage is present.
+	ProjectExists(ctx context.Context, p Project) (bool, error)
+
+	// File operations take paths relative to the project root and refuse any that would leave
+	// it (invariant 8) with an error wrapping ErrBadPath.
+	ReadFile(ctx context.Context, p Project, path string, w io.Writer) error
+	WriteFile(ctx context.Context, p Project, path string, r io.Reader) error
+	DeleteFile(ctx context.Context, p Project, path string) error
+	ListFiles(ctx context.Context, p Project, path string) ([]FileInfo, error)
+
+	Exec(ctx context.Context, p Project, c Container, req ExecRequest) (ExecResult, error)
+	// Logs streams a container's log; with Follow it ends when ctx is cancelled.
+	Logs(ctx context.Context, p Project, c Container, opts LogOptions) (io.ReadCloser, error)
+	// Describe is the runtime's own view of the project, for humans.
+	Describe(ctx context.Context, p Project, cs []Container) (string, error)
+}
+
+// StartSpec is what a container runs, resolved by the engine from the container and TESSLATE.md
+// with the one parser, so every runtime gets the same command for the same text.
+type StartSpec struct {
+	Command string
+	Port    int
+	Env     map[string]string
+}
+
+// GitCloner is offered by runtimes that can fetch a template into a container's directory.
+type GitCloner interface {
+	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.
+	CloneInto(ctx context.Context, p Project, dir, url, branch string) error
+}
+
+// Volumes is what a snapshot is for a runtime: an archive in an ObjectStore, a CSI VolumeSnapshot.
+type Volumes interface {
+	// Name identifies the implementation; stored in Snapshot.Backend.
+	Name() string
+	// Create captures all of p's storage into snapshot s (s.ID is fixed by the engine and reused
+	// on a retry). It fills Location, SizeBytes and SHA256 of the result.
+	Create(ctx context.Context, p Project, s Snapshot, progress ProgressFunc) (Snapshot, error)
+	// WaitReady returns once the snapshot is complete and verified (archives: read back and
+	// checksum compared), or an error.
+	WaitReady(ctx context.Context, s Snapshot) (Snapshot, error)
+	// Restore replaces p's storage with the snapshot's contents, creating the storage if it is
+	// gone. The old contents are replaced only after the snapshot was read completely.
+	Restore(ctx context.Context, p Project, s Snapshot, progress ProgressFunc) error
+	// Delete removes what is behind the snapshot. Idempotent.
+	Delete(ctx context.Context, s Snapshot) error
+}
+
+// ObjectInfo describes a stored object.
+type ObjectInfo struct {
+	Key     string    `json:"key"`
+	Size    int64     `json:"size"`
+	ModTime time.Time `json:"mod_time"`
+}
+
+// ObjectStore keeps archive objects. A Put that fails or is interrupted leaves no object under
+// the key. Missing objects give ErrNotFound. Every implementation passes engine/objectstoretest.
+type ObjectStore interface {
+	// Put streams r into the object key, never holding it whole in memory.
+	Put(ctx context.Context, key string, r io.Reader) (ObjectInfo, error)
+	Get(ctx context.Context, key string) (io.ReadCloser, error)
+	Head(ctx context.Context, key string) (ObjectInfo, error)
+	// Delete removes the object; deleting a missing object is not an error.
+	Delete(ctx context.Context, key string) error
+	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
+	Describe() string
+}
+
+// Notifier carries status events between engines (processes) sharing a store.
+type Notifier interface {
+	Publish(ctx context.Context, e Event) error
+	// Subscribe delivers events until ctx ends; the channel is closed then.
+	Subscribe(ctx context.Context) (<-chan Event, error)
+}
+
+// Clock is injected so sweeps and retention are testable without sleeping.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns the current time in UTC.
+func (SystemClock) Now() time.Time { return time.Now().UTC() }
+
+// ProgressFunc receives progress reports; it must be quick and safe for concurrent use.
+type ProgressFunc func(Progress)

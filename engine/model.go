@@ -1,0 +1,238 @@
+// Package engine is sailtui's orchestrator: the domain model, the project state machine, the
+// lifecycle operations, the snapshot timeline and the sweeps. It talks to the outside world only
+// through the interfaces in interfaces.go; backends implement them, the UI and CLI call the Engine.
+package engine
+
+import (
+	"time"
+)
+
+// ProjectStatus is a project's place in the state machine. Every change of it is a
+// compare-and-set in the Store, so an operation that loses a race does nothing.
+type ProjectStatus string
+
+const (
+	StatusActive      ProjectStatus = "active"
+	StatusHibernating ProjectStatus = "hibernating"
+	StatusHibernated  ProjectStatus = "hibernated"
+	StatusRestoring   ProjectStatus = "restoring"
+	StatusFailed      ProjectStatus = "failed"
+	StatusDeleted     ProjectStatus = "deleted"
+)
+
+// Project is one user project: a tree of files (its storage) and the containers that run parts of it.
+type Project struct {
+	ID           string        `json:"id"`
+	Slug         string        `json:"slug"`
+	Name         string        `json:"name"`
+	Owner        string        `json:"owner"`
+	Status       ProjectStatus `json:"status"`
+	StatusReason string        `json:"status_reason,omitempty"`
+	LastActivity time.Time     `json:"last_activity"`
+	CreatedAt    time.Time     `json:"created_at"`
+	UpdatedAt    time.Time     `json:"updated_at"`
+	// HibernationSnapshot is the snapshot a hibernated project wakes from.
+	HibernationSnapshot string `json:"hibernation_snapshot,omitempty"`
+
+	// The operation currently holding the project (empty when none). Held while a lifecycle
+	// operation runs, so two operations never act on one project at once (invariant 3).
+	OpID        string    `json:"op_id,omitempty"`
+	OpKind      string    `json:"op_kind,omitempty"`
+	OpOwner     string    `json:"op_owner,omitempty"`
+	OpHeartbeat time.Time `json:"op_heartbeat,omitzero"`
+}
+
+// Container is one service of a project: a directory of the project tree and the command that
+// serves it.
+type Container struct {
+	ProjectID string `json:"project_id"`
+	Name      string `json:"name"`
+	// Directory is relative to the project root; "." is the root itself.
+	Directory string `json:"directory"`
+	// Port is the port the service listens on inside its environment (0: from TESSLATE.md or default).
+	Port int `json:"port,omitempty"`
+	// Command overrides the startup command of TESSLATE.md when set.
+	Command string            `json:"command,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// GitURL is stored with any credential removed.
+	GitURL    string    `json:"git_url,omitempty"`
+	GitBranch string    `json:"git_branch,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// Connection says container From depends on container To (start order, env wiring).
+type Connection struct {
+	ProjectID string `json:"project_id"`
+	From      string `json:"from"`
+	To        string `json:"to"`
+}
+
+// SnapshotType distinguishes the timeline's user snapshots from the ones the engine makes.
+type SnapshotType string
+
+const (
+	SnapshotManual      SnapshotType = "manual"
+	SnapshotHibernation SnapshotType = "hibernation"
+	SnapshotSafety      SnapshotType = "safety"
+)
+
+// SnapshotStatus is where a snapshot is in its life.
+type SnapshotStatus string
+
+const (
+	SnapshotPending SnapshotStatus = "pending"
+	SnapshotReady   SnapshotStatus = "ready"
+	SnapshotError   SnapshotStatus = "error"
+	SnapshotDeleted SnapshotStatus = "deleted"
+)
+
+// MaxManualSnapshots is the timeline's limit of manual snapshots per project (invariant 5).
+const MaxManualSnapshots = 5
+
+// SnapshotRetention is how long a soft-deleted snapshot is kept before the purge removes it.
+const SnapshotRetention = 30 * 24 * time.Hour
+
+// Snapshot is a point in a project's timeline: a copy of all of its storage.
+type Snapshot struct {
+	ID        string         `json:"id"`
+	ProjectID string         `json:"project_id"`
+	Owner     string         `json:"owner"`
+	Type      SnapshotType   `json:"type"`
+	Label     string         `json:"label"`
+	Status    SnapshotStatus `json:"status"`
+	CreatedAt time.Time      `json:"created_at"`
+	ReadyAt   time.Time      `json:"ready_at,omitzero"`
+	// DeletedAt is set when the snapshot is soft-deleted; the purge removes it after SnapshotRetention.
+	DeletedAt time.Time `json:"deleted_at,omitzero"`
+	SizeBytes int64     `json:"size_bytes"`
+	// SHA256 of the stored archive (archive-backed volumes); checked on every restore.
+	SHA256 string `json:"sha256,omitempty"`
+	// Location is where the data lives: an object key, a VolumeSnapshot name.
+	Location string `json:"location,omitempty"`
+	// Backend names the Volumes implementation that made it (e.g. "archive", "csi").
+	Backend string `json:"backend,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// OpKind names a journaled operation.
+type OpKind string
+
+const (
+	OpHibernate OpKind = "hibernate"
+	OpWake      OpKind = "wake"
+	OpRestore   OpKind = "restore"
+	OpSnapshot  OpKind = "snapshot"
+	OpDelete    OpKind = "delete"
+	OpStart     OpKind = "start"
+	OpStop      OpKind = "stop"
+)
+
+// OpState is the outcome of a journaled operation.
+type OpState string
+
+const (
+	OpRunning    OpState = "running"
+	OpDone       OpState = "done"
+	OpFailed     OpState = "failed"
+	OpRolledBack OpState = "rolled-back"
+)
+
+// Operation is one entry of the operations journal: a lifecycle operation and the last step it
+// reached, so a process killed at any step leaves enough behind for the next one to converge.
+type Operation struct {
+	ID         string    `json:"id"`
+	ProjectID  string    `json:"project_id"`
+	Kind       OpKind    `json:"kind"`
+	Step       string    `json:"step"`
+	State      OpState   `json:"state"`
+	SnapshotID string    `json:"snapshot_id,omitempty"`
+	Owner      string    `json:"owner"`
+	StartedAt  time.Time `json:"started_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	Error      string    `json:"error,omitempty"`
+}
+
+// ContainerStatus is what a runtime reports for one container.
+type ContainerStatus struct {
+	Name  string `json:"name"`
+	State string `json:"state"` // running | stopped | exited | starting | unknown
+	// HostPort is where the service can be reached from this machine (0 when not running).
+	HostPort  int       `json:"host_port,omitempty"`
+	URL       string    `json:"url,omitempty"`
+	LocalURL  string    `json:"local_url,omitempty"`
+	PID       int       `json:"pid,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	ExitCode  int       `json:"exit_code,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Container states as reported by runtimes.
+const (
+	ContainerRunning  = "running"
+	ContainerStopped  = "stopped"
+	ContainerExited   = "exited"
+	ContainerStarting = "starting"
+	ContainerUnknown  = "unknown"
+)
+
+// FileInfo describes one entry of a project's tree.
+type FileInfo struct {
+	Path    string    `json:"path"`
+	Size    int64     `json:"size"`
+	Mode    string    `json:"mode"`
+	IsDir   bool      `json:"is_dir"`
+	ModTime time.Time `json:"mod_time"`
+	// Target is set for symlinks.
+	Target string `json:"target,omitempty"`
+}
+
+// ExecRequest runs a command inside a container's environment.
+type ExecRequest struct {
+	Argv []string
+	// Dir is relative to the container's directory ("" = the directory itself).
+	Dir     string
+	Env     map[string]string
+	Stdin   []byte
+	Timeout time.Duration
+	// MaxOutput caps stdout and stderr each; output past it is dropped and Truncated is set.
+	MaxOutput int
+}
+
+// ExecResult is what a command left behind.
+type ExecResult struct {
+	Stdout    []byte `json:"stdout"`
+	Stderr    []byte `json:"stderr"`
+	ExitCode  int    `json:"exit_code"`
+	TimedOut  bool   `json:"timed_out"`
+	Truncated bool   `json:"truncated"`
+}
+
+// LogOptions selects which part of a container's log to read.
+type LogOptions struct {
+	Follow bool
+	// Tail is the number of last lines to start with; 0 means all, negative means none.
+	Tail int
+}
+
+// Event is a status change published through the Notifier.
+type Event struct {
+	Time      time.Time     `json:"time"`
+	ProjectID string        `json:"project"`
+	Slug      string        `json:"slug"`
+	From      ProjectStatus `json:"from,omitempty"`
+	To        ProjectStatus `json:"to,omitempty"`
+	// Kind is "status" for state changes, or "snapshot", "container", "progress".
+	Kind     string `json:"kind,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Snapshot string `json:"snapshot,omitempty"`
+}
+
+// Progress is a long operation's report: the phase it is in and bytes done of total (0 when unknown).
+type Progress struct {
+	ProjectID string `json:"project"`
+	Op        OpKind `json:"op"`
+	Phase     string `json:"phase"`
+	Done      int64  `json:"done"`
+	Total     int64  `json:"total"`
+}
