@@ -125,6 +125,7 @@ const (
 	OpDelete    OpKind = "delete"
 	OpStart     OpKind = "start"
 	OpStop      OpKind = "stop"
+	OpCreate    OpKind = "create"
 )
 
 // OpState is the outcome of a journaled operation.

@@ -1,0 +1,76 @@
+# sailtui — every target a fresh machine needs is here: `make run` and `make test` install what
+# they use (Debian packages through apt-get when missing, Go tools into .tools/).
+
+SHELL        := /bin/bash
+GO           ?= go
+BIN          := bin/sailtui
+TOOLS        := $(CURDIR)/.tools/bin
+STATICCHECK  := $(TOOLS)/staticcheck
+DEMO_STATE   ?= $(CURDIR)/.demo-state
+VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+GOTEST       := $(GO) test -count=1
+# Debian packages the tests and benchmarks call: tmux (console tests), git (template clones),
+# zstd + tar (the archive benchmark's baseline).
+APT_PACKAGES := tmux git zstd tar
+
+.PHONY: all build run test test-unit test-engine test-sqlite test-local test-archive test-console test-e2e \
+        bench lint fmt deps tools clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/sailtui
+
+## run: the console on the embedded default with a demo workspace (no Docker, cluster, DB or bucket).
+run: build
+	$(BIN) --demo --state-dir $(DEMO_STATE)
+
+## deps: Debian packages the tests use, installed only when missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+tools: $(STATICCHECK)
+$(STATICCHECK):
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+## test: everything, against the real parts (see README "Tests").
+test: deps lint
+	$(GOTEST) -race -timeout 25m ./...
+
+## Quick loops, one per part.
+test-unit:
+	$(GOTEST) -short ./engine/... ./ui/... ./theme/...
+test-engine:
+	$(GOTEST) -race ./engine/...
+test-sqlite:
+	$(GOTEST) -race ./backends/sqlite/... ./engine/storetest/...
+test-local:
+	$(GOTEST) -race ./backends/local/... ./engine/runtimetest/...
+test-archive:
+	$(GOTEST) -race ./engine/archive/... ./backends/dirstore/... ./engine/objectstoretest/...
+test-console: deps
+	$(GOTEST) -run 'Console' ./cmd/sailtui/...
+test-e2e: deps
+	$(GOTEST) -race ./cmd/sailtui/...
+
+## bench: speed and memory goals as ratios against baselines measured in the same run.
+bench: deps
+	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
+	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
+
+lint: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go')
+
+clean:
+	rm -rf bin .tools $(DEMO_STATE)

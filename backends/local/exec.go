@@ -1,0 +1,276 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Exit codes of Exec that do not come from the command itself. They follow the shell and
+// timeout(1), so a caller reads them the same way whatever runtime ran the command.
+const (
+	// ExitTimedOut is reported (with TimedOut set) when req.Timeout killed the command.
+	ExitTimedOut = 124
+	// ExitCannotExecute is reported when argv[0] exists but cannot be executed.
+	ExitCannotExecute = 126
+	// ExitNotFound is reported when argv[0] is not found.
+	ExitNotFound = 127
+)
+
+// Exec runs req.Argv directly (no shell) in the container's directory joined with req.Dir
+// (which must stay inside the project), with the container's environment (as StartContainer
+// gives it, PORT being the container's recorded port if it has one) and req.Env on top.
+//
+// The command runs in a process group of its own. It does not need the container to be running.
+//
+//   - A command that exits with status n gives ExitCode n and a nil error; one killed by a
+//     signal gives 128+signal.
+//   - A command that is not found gives ExitCode 127 and one that cannot be executed 126, with
+//     the reason in Stderr and a nil error, as a shell would: the command ran as far as it could.
+//   - req.Timeout, when set, kills the whole process group: TimedOut is set, ExitCode is 124.
+//   - ctx ending kills the group too, and returns ctx's error.
+//   - stdout and stderr are each capped at req.MaxOutput (DefaultMaxOutput when <= 0); output
+//     past the cap is read and dropped, and Truncated set.
+//
+// An error means the runtime could not run the command: a bad path or argument, a missing
+// project or directory.
+func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	res, err := r.exec(ctx, p, c, req)
+	if err != nil {
+		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return res, nil
+}
+
+func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return engine.ExecResult{}, fmt.Errorf("no command given: %w", engine.ErrBadInput)
+	}
+	for _, a := range req.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return engine.ExecResult{}, fmt.Errorf("argument %q contains a NUL byte: %w", a, engine.ErrBadInput)
+		}
+	}
+	if err := checkName("container name", c.Name); err != nil {
+		return engine.ExecResult{}, err
+	}
+	if !supported {
+		return engine.ExecResult{}, errUnsupportedOS()
+	}
+	workDir, err := r.containerWorkDir(p, c, req.Dir)
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	own := map[string]string{
+		"HOST":           r.cfg.Host,
+		"PROJECT_ID":     p.ID,
+		"CONTAINER_NAME": c.Name,
+	}
+	if rec, _ := readRecordFile(r.recordPath(p.Slug, c.Name)); rec != nil {
+		own["PORT"] = strconv.Itoa(rec.Port)
+		if rec.DeclaredPort > 0 {
+			own["SAILTUI_DECLARED_PORT"] = strconv.Itoa(rec.DeclaredPort)
+		}
+	}
+	base := r.baseEnv()
+	env, err := mergeEnv(base, c.Env, own, req.Env)
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	limit := req.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	stdout, stderr := &capped{max: limit}, &capped{max: limit}
+	result := func(code int, timedOut bool) engine.ExecResult {
+		return engine.ExecResult{
+			Stdout:    stdout.buf.Bytes(),
+			Stderr:    stderr.buf.Bytes(),
+			ExitCode:  code,
+			TimedOut:  timedOut,
+			Truncated: stdout.truncated || stderr.truncated,
+		}
+	}
+
+	prog, err := lookPath(req.Argv[0], envValue(env, "PATH"), workDir)
+	if err != nil {
+		return notRun(req.Argv[0], err), nil
+	}
+	// Not CommandContext: its cancel kills only the direct child; the group must go.
+	cmd := exec.Command(prog, req.Argv[1:]...)
+	cmd.Args[0] = req.Argv[0]
+	cmd.Dir = workDir
+	cmd.Env = env
+	if req.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(req.Stdin)
+	}
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = groupAttr()
+	// A background process left by the command may hold our pipes open; do not wait on it
+	// forever once the command itself has exited.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return notRun(req.Argv[0], err), nil
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var waitErr error
+	timedOut := false
+	select {
+	case waitErr = <-done:
+	case <-timeout:
+		select {
+		case waitErr = <-done: // finished as the timer fired: not killed, not timed out
+		default:
+			timedOut = true
+			_ = killGroup(pgid, syscall.SIGKILL)
+			waitErr = <-done
+		}
+	case <-ctx.Done():
+		_ = killGroup(pgid, syscall.SIGKILL)
+		<-done
+		waitGroupGone(pgid)
+		return result(-1, false), ctx.Err()
+	}
+	if timedOut {
+		waitGroupGone(pgid)
+		return result(ExitTimedOut, true), nil
+	}
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return result(-1, false), waitErr
+	}
+	code, ok := exitCode(cmd.ProcessState.Sys())
+	if !ok {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return result(code, false), nil
+}
+
+// notRun is the result of a command that could not be started, worded like a shell's.
+func notRun(name string, err error) engine.ExecResult {
+	if errors.Is(err, fs.ErrNotExist) {
+		return engine.ExecResult{ExitCode: ExitNotFound, Stderr: []byte(name + ": command not found\n")}
+	}
+	return engine.ExecResult{ExitCode: ExitCannotExecute, Stderr: []byte(fmt.Sprintf("%s: cannot execute: %v\n", name, unwrapPathError(err)))}
+}
+
+// waitGroupGone gives the rest of a killed group a moment to die, so "killed" means gone when
+// Exec returns. The leader is reaped already; its pid cannot be reused while the group lives.
+func waitGroupGone(pgid int) {
+	deadline := time.Now().Add(2 * time.Second)
+	for groupHasLiveMembers(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lookPath finds name like a shell would, but in the PATH the command will get (exec.LookPath
+// would search this process's PATH). Relative entries and names with a slash are taken
+// relative to dir.
+func lookPath(name, pathEnv, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", err
+		}
+		return p, nil
+	}
+	var firstErr error
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" {
+			d = "."
+		}
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(dir, d)
+		}
+		p := filepath.Join(d, name)
+		err := executable(p)
+		if err == nil {
+			return p, nil
+		}
+		if firstErr == nil && !errors.Is(err, fs.ErrNotExist) {
+			firstErr = err
+		}
+	}
+	if firstErr != nil {
+		return "", firstErr
+	}
+	return "", fmt.Errorf("command not found: %w", fs.ErrNotExist)
+}
+
+func executable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return unwrapPathError(err)
+	}
+	if fi.IsDir() {
+		return errors.New("is a directory")
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return fs.ErrPermission
+	}
+	return nil
+}
+
+// unwrapPathError drops the *PathError wrapping (which repeats the host path) but keeps the
+// errno, so errors.Is still works.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func envValue(env []string, key string) string {
+	for _, kv := range env {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// capped keeps the first max bytes written to it and drops the rest, so a chatty command is
+// never blocked on a full pipe and never fills memory.
+type capped struct {
+	buf       bytes.Buffer
+	max       int
+	truncated bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	if len(p) > room {
+		c.truncated = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}

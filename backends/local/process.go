@@ -1,0 +1,451 @@
+package local
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// record is what a start leaves in <RunDir>/<slug>/<container>.json for whoever looks next.
+type record struct {
+	PID int `json:"pid"`
+	// StartTicks is field 22 of /proc/<pid>/stat when the process was started: a pid whose
+	// start time differs is another process.
+	StartTicks   uint64    `json:"start_ticks"`
+	Port         int       `json:"port"`
+	DeclaredPort int       `json:"declared_port,omitempty"`
+	Command      string    `json:"command"`
+	Dir          string    `json:"dir"`
+	StartedAt    time.Time `json:"started_at"`
+	// StoppedAt is set by StopContainer before it signals, so an exit caused by the stop reads
+	// as "stopped" rather than "exited".
+	StoppedAt time.Time `json:"stopped_at,omitzero"`
+	// ExitCode is known only when the process that started the container saw it end.
+	ExitCode *int      `json:"exit_code,omitempty"`
+	ExitedAt time.Time `json:"exited_at,omitzero"`
+}
+
+func readRecordFile(path string) (*record, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec record
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return nil, fmt.Errorf("run record %s: %w", path, err)
+	}
+	return &rec, nil
+}
+
+// writeFileAtomic replaces path with data so that a reader sees the old or the new content,
+// never a partial file.
+func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
+}
+
+func (r *Runtime) writeRecord(slug, name string, rec *record) error {
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(r.recordPath(slug, name), append(b, '\n'), 0o600)
+}
+
+// lock serialises changes to one container's record across goroutines and processes.
+func (r *Runtime) lock(ctx context.Context, slug, name string) (func(), error) {
+	unlock, err := lockFile(ctx, r.lockPath(slug, name), true)
+	if err != nil {
+		return nil, fmt.Errorf("lock run record: %w", err)
+	}
+	return unlock, nil
+}
+
+// containerWorkDir validates the container's directory and returns it as a host path. It must
+// exist: running a startup command in a directory made up on the spot only hides a missing
+// template.
+func (r *Runtime) containerWorkDir(p engine.Project, c engine.Container, sub string) (string, error) {
+	dir, err := r.projectDir(p)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("project directory does not exist: %w", engine.ErrNotFound)
+		}
+		return "", err
+	}
+	cdir, err := cleanRel(c.Directory)
+	if err != nil {
+		return "", fmt.Errorf("container directory: %w", err)
+	}
+	subdir, err := cleanRel(sub)
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	rel := filepath.ToSlash(filepath.Join(cdir, subdir))
+	res, err := resolve(dir, rel, true)
+	if err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	fi, err := root.Stat(res)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("directory %q does not exist in the project: %w", rel, engine.ErrNotFound)
+		}
+		return "", escapeErr(err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%q is not a directory: %w", rel, engine.ErrBadInput)
+	}
+	return filepath.Join(dir, filepath.FromSlash(res)), nil
+}
+
+// StartContainer runs spec.Command with `/bin/sh -c` in the container's directory, in a new
+// session, stdin /dev/null, output appended to the container's log. The environment is the
+// passed-through variables of this process, spec.Env, c.Env, then the runtime's own:
+// PORT (a free port on Host picked for this container: local processes share the host network),
+// HOST, PROJECT_ID, CONTAINER_NAME and SAILTUI_DECLARED_PORT (spec.Port, the port the app uses
+// in other modes). A running container is left alone and its status returned.
+func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	st, err := r.startContainer(ctx, p, c, spec)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return st, nil
+}
+
+func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	if err := checkName("container name", c.Name); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		return engine.ContainerStatus{}, fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", engine.ErrBadInput)
+	}
+	if strings.IndexByte(spec.Command, 0) >= 0 {
+		return engine.ContainerStatus{}, fmt.Errorf("startup command contains a NUL byte: %w", engine.ErrBadInput)
+	}
+	if !supported {
+		return engine.ContainerStatus{}, errUnsupportedOS()
+	}
+	workDir, err := r.containerWorkDir(p, c, "")
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if err := os.MkdirAll(r.runDir(p.Slug), 0o700); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if err := os.MkdirAll(r.logDir(p.Slug), 0o700); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	unlock, err := r.lock(ctx, p.Slug, c.Name)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	defer unlock()
+
+	prev, err := readRecordFile(r.recordPath(p.Slug, c.Name))
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	prevPort := 0
+	if prev != nil {
+		if groupAlive(prev.PID, prev.StartTicks) {
+			return r.status(c.Name, prev), nil
+		}
+		prevPort = prev.Port
+	}
+	if err := ctx.Err(); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	port, err := r.pickPort(p.Slug+"/"+c.Name, prevPort)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	own := map[string]string{
+		"PORT":           strconv.Itoa(port),
+		"HOST":           r.cfg.Host,
+		"PROJECT_ID":     p.ID,
+		"CONTAINER_NAME": c.Name,
+	}
+	if spec.Port > 0 {
+		own["SAILTUI_DECLARED_PORT"] = strconv.Itoa(spec.Port)
+	}
+	env, err := mergeEnv(r.baseEnv(), spec.Env, c.Env, own)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	logf, err := os.OpenFile(r.logPath(p.Slug, c.Name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("open log: %w", err)
+	}
+	// Not exec.CommandContext: the process must outlive ctx and this program. The log file is
+	// handed to the process as its own stdout/stderr, so no goroutine of ours sits in between.
+	cmd := exec.Command("/bin/sh", "-c", spec.Command)
+	cmd.Dir = workDir
+	cmd.Env = env
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.SysProcAttr = detachedAttr()
+	err = cmd.Start()
+	_ = logf.Close()
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	pid := cmd.Process.Pid
+	// The child cannot be reaped before our Wait, so its /proc entry is there to read.
+	ticks, err := procStartTicks(pid)
+	if err == nil {
+		rec := &record{
+			PID:          pid,
+			StartTicks:   ticks,
+			Port:         port,
+			DeclaredPort: spec.Port,
+			Command:      spec.Command,
+			Dir:          workDir,
+			StartedAt:    time.Now().UTC(),
+		}
+		if err = r.writeRecord(p.Slug, c.Name, rec); err == nil {
+			ch := &child{pid: pid, ticks: ticks, done: make(chan struct{})}
+			r.mu.Lock()
+			r.children[p.Slug+"/"+c.Name] = ch
+			r.mu.Unlock()
+			go r.reap(p.Slug, c.Name, cmd, ch)
+			return r.status(c.Name, rec), nil
+		}
+	}
+	// Unrecorded, the process would be out of everyone's reach: take it down again.
+	_ = killGroup(pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	return engine.ContainerStatus{}, fmt.Errorf("record started process: %w", err)
+}
+
+func errUnsupportedOS() error {
+	return fmt.Errorf("local runtime processes need Linux (/proc): %w", errors.ErrUnsupported)
+}
+
+// reap waits for a container this Runtime started, so it does not linger as a zombie while this
+// program lives, and records its exit code unless a stop caused the exit.
+func (r *Runtime) reap(slug, name string, cmd *exec.Cmd, ch *child) {
+	defer func() {
+		r.mu.Lock()
+		if r.children[slug+"/"+name] == ch {
+			delete(r.children, slug+"/"+name)
+		}
+		r.mu.Unlock()
+		close(ch.done)
+	}()
+	ticks := ch.ticks
+	_ = cmd.Wait()
+	code, ok := exitCode(cmd.ProcessState.Sys())
+	if !ok {
+		code = cmd.ProcessState.ExitCode()
+	}
+	// Not r.lock: when the project was destroyed meanwhile, the lock file must not be made
+	// again under a DestroyProject that is removing the directory.
+	unlock, err := lockFile(context.Background(), r.lockPath(slug, name), false)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	rec, err := readRecordFile(r.recordPath(slug, name))
+	if err != nil || rec == nil || rec.PID != cmd.Process.Pid || rec.StartTicks != ticks || !rec.StoppedAt.IsZero() {
+		return
+	}
+	rec.ExitCode = &code
+	rec.ExitedAt = time.Now().UTC()
+	_ = r.writeRecord(slug, name, rec)
+}
+
+// status reads a record against the process table.
+func (r *Runtime) status(name string, rec *record) engine.ContainerStatus {
+	st := engine.ContainerStatus{Name: name, State: engine.ContainerStopped}
+	if rec == nil {
+		return st
+	}
+	if groupAlive(rec.PID, rec.StartTicks) {
+		st.State = engine.ContainerRunning
+		st.HostPort = rec.Port
+		st.URL = r.url(rec.Port)
+		st.LocalURL = st.URL
+		st.PID = rec.PID
+		st.StartedAt = rec.StartedAt
+		switch {
+		case !rec.StoppedAt.IsZero():
+			st.Detail = "stopping"
+		case rec.ExitCode != nil:
+			st.Detail = "startup shell exited; processes of its group still run"
+		}
+		return st
+	}
+	if !rec.StoppedAt.IsZero() {
+		return st
+	}
+	st.State = engine.ContainerExited
+	st.StartedAt = rec.StartedAt
+	if rec.ExitCode != nil {
+		st.ExitCode = *rec.ExitCode
+		st.Detail = fmt.Sprintf("exited with code %d", *rec.ExitCode)
+	} else {
+		st.Detail = "exited; exit code unknown (it ended while no sailtui that started it was running)"
+	}
+	return st
+}
+
+// ContainerStatus reports running (its process group has a live member), stopped (never
+// started, or stopped through the runtime) or exited (ended on its own).
+func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
+	if err := checkName("project slug", p.Slug); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status: %w", err)
+	}
+	if err := checkName("container name", c.Name); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s: %w", p.Slug, err)
+	}
+	rec, err := readRecordFile(r.recordPath(p.Slug, c.Name))
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
+	}
+	st := r.status(c.Name, rec)
+	if st.State == engine.ContainerExited && rec.ExitCode == nil && r.awaitReap(ctx, p.Slug, c.Name, rec) {
+		// Our own child just ended: its exit code is being recorded.
+		if rec, err = readRecordFile(r.recordPath(p.Slug, c.Name)); err != nil {
+			return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
+		}
+		st = r.status(c.Name, rec)
+	}
+	return st, nil
+}
+
+// awaitReap waits (briefly) for this Runtime's reaper of the recorded process, if it is ours;
+// it reports whether it waited for one.
+func (r *Runtime) awaitReap(ctx context.Context, slug, name string, rec *record) bool {
+	r.mu.Lock()
+	ch := r.children[slug+"/"+name]
+	r.mu.Unlock()
+	if ch == nil || ch.pid != rec.PID || ch.ticks != rec.StartTicks {
+		return false
+	}
+	select {
+	case <-ch.done:
+		return true
+	case <-ctx.Done():
+	case <-time.After(2 * time.Second):
+	}
+	return false
+}
+
+// StopContainer sends SIGTERM to the container's process group, waits up to StopTimeout, then
+// sends SIGKILL. Stopping a stopped or unknown container does nothing. When ctx ends during the
+// wait it goes straight to SIGKILL.
+func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	if err := r.stopContainer(ctx, p, c); err != nil {
+		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return nil
+}
+
+func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	if err := checkName("project slug", p.Slug); err != nil {
+		return err
+	}
+	if err := checkName("container name", c.Name); err != nil {
+		return err
+	}
+	if _, err := os.Stat(r.recordPath(p.Slug, c.Name)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	// The lock is taken with a context that outlives ctx: a cancelled caller still wants
+	// the stop done, and the wait below is bounded anyway.
+	unlock, err := r.lock(context.WithoutCancel(ctx), p.Slug, c.Name)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec, err := readRecordFile(r.recordPath(p.Slug, c.Name))
+	if err != nil || rec == nil {
+		return err
+	}
+	if rec.StoppedAt.IsZero() {
+		rec.StoppedAt = time.Now().UTC()
+		if err := r.writeRecord(p.Slug, c.Name, rec); err != nil {
+			return err
+		}
+	}
+	return r.stopGroup(ctx, rec.PID, rec.StartTicks)
+}
+
+func (r *Runtime) stopGroup(ctx context.Context, pid int, ticks uint64) error {
+	if !groupAlive(pid, ticks) {
+		return nil
+	}
+	if err := signalGroup(pid, ticks, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("signal process group %d: %w", pid, err)
+	}
+	if waitGone(ctx, pid, ticks, r.cfg.StopTimeout) {
+		return nil
+	}
+	if err := signalGroup(pid, ticks, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill process group %d: %w", pid, err)
+	}
+	if waitGone(context.WithoutCancel(ctx), pid, ticks, 5*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("process group %d still has live processes after SIGKILL", pid)
+}
+
+// waitGone polls until the group has no live process, d passes or ctx ends.
+func waitGone(ctx context.Context, pid int, ticks uint64, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if !groupAlive(pid, ticks) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return !groupAlive(pid, ticks)
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,194 @@
+//go:build linux
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// detachedAttr puts a container in a session of its own: it leads its own process group (so
+// the whole group can be signalled) and has no controlling terminal, so it keeps running when
+// the console that started it exits or its terminal goes away.
+func detachedAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
+}
+
+// groupAttr gives an exec'd command a process group of its own, so a timeout can kill
+// everything it spawned, not only the direct child.
+func groupAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// procStat is the part of /proc/<pid>/stat the runtime needs.
+type procStat struct {
+	state byte
+	pgrp  int
+	// start is field 22, the start time in clock ticks since boot: together with the pid it
+	// names one process for the life of the machine.
+	start uint64
+}
+
+func readProcStat(pid int) (procStat, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	return parseProcStat(b)
+}
+
+// parseProcStat reads a stat line. The command name (field 2) is in parentheses and may itself
+// contain spaces and parentheses, so fields are counted from the last ')'.
+func parseProcStat(b []byte) (procStat, error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, errors.New("malformed /proc stat line")
+	}
+	f := bytes.Fields(b[i+1:])
+	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[19] field 22 (starttime).
+	if len(f) < 20 || len(f[0]) != 1 {
+		return procStat{}, errors.New("short /proc stat line")
+	}
+	pgrp, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("bad pgrp in /proc stat: %w", err)
+	}
+	start, err := strconv.ParseUint(string(f[19]), 10, 64)
+	if err != nil {
+		return procStat{}, fmt.Errorf("bad starttime in /proc stat: %w", err)
+	}
+	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+}
+
+func procStartTicks(pid int) (uint64, error) {
+	st, err := readProcStat(pid)
+	if err != nil {
+		return 0, err
+	}
+	return st.start, nil
+}
+
+func dead(state byte) bool { return state == 'Z' || state == 'X' || state == 'x' }
+
+// groupAlive reports whether the process group led by the recorded process still has a live
+// member. A pid is never handed out again while a process group or session still carries that
+// number, so: when pid runs with another start time, ours is gone and so is its group; when the
+// leader is gone (or a zombie), group members still running are ours.
+func groupAlive(pid int, start uint64) bool {
+	if pid <= 1 {
+		return false
+	}
+	st, err := readProcStat(pid)
+	if err == nil {
+		if st.start != start {
+			return false
+		}
+		if !dead(st.state) {
+			return true
+		}
+	}
+	return groupHasLiveMembers(pid)
+}
+
+// groupHasLiveMembers scans /proc for a process of group pgid that has not exited. Only used
+// when the leader is gone, so the cost of the scan is paid rarely.
+func groupHasLiveMembers(pgid int) bool {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return false
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return false
+	}
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		st, err := readProcStat(pid)
+		if err != nil {
+			continue
+		}
+		if st.pgrp == pgid && !dead(st.state) {
+			return true
+		}
+	}
+	return false
+}
+
+// signalGroup signals the process group of the recorded process, unless its pid now belongs to
+// another process (then the group is gone and the number is someone else's).
+func signalGroup(pid int, start uint64, sig syscall.Signal) error {
+	if pid <= 1 {
+		return nil
+	}
+	if st, err := readProcStat(pid); err == nil && st.start != start {
+		return nil
+	}
+	return killGroup(pid, sig)
+}
+
+func killGroup(pgid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// lockFile takes an exclusive flock on path, polling so that ctx can end the wait. flock
+// serialises both goroutines of this process (each opens its own file description) and other
+// sailtui processes sharing the run directory. Without create, a missing lock file is an error
+// (fs.ErrNotExist) rather than made again.
+func lockFile(ctx context.Context, path string, create bool) (func(), error) {
+	flags := os.O_RDWR
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() {
+				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+				_ = f.Close()
+			}, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			_ = f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			_ = f.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// exitCode turns a wait status into a shell-style exit code: the status for a normal exit,
+// 128+signal for a process killed by a signal.
+func exitCode(ws any) (int, bool) {
+	w, ok := ws.(syscall.WaitStatus)
+	if !ok {
+		return 0, false
+	}
+	if w.Signaled() {
+		return 128 + int(w.Signal()), true
+	}
+	return w.ExitStatus(), true
+}
+
+const supported = true

@@ -1,0 +1,111 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Migrations are numbered NNNN_name.sql files, applied in order, each in its own transaction.
+// A released file is never edited: a schema change is a new file.
+//
+//go:embed migrations/*.sql
+var migrationFiles embed.FS
+
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+func loadMigrations() ([]migration, error) {
+	paths, err := fs.Glob(migrationFiles, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, p := range paths {
+		base := strings.TrimSuffix(strings.TrimPrefix(p, "migrations/"), ".sql")
+		num, _, _ := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name must start with a positive number", p)
+		}
+		body, err := migrationFiles.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: base, sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i, m := range ms {
+		// A gap or duplicate would make "version N applied" mean different schemas.
+		if m.version != i+1 {
+			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
+		}
+	}
+	return ms, nil
+}
+
+func (s *Store) migrate(ctx context.Context) error {
+	ms, err := loadMigrations()
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	latest := len(ms)
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version    INTEGER NOT NULL PRIMARY KEY,
+			name       TEXT    NOT NULL,
+			applied_at INTEGER NOT NULL
+		) STRICT`)
+		if err != nil {
+			return err
+		}
+		_, err = s.checkVersion(ctx, tx, latest)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	for _, m := range ms {
+		err := s.write(ctx, func(tx *sql.Tx) error {
+			// Checked again inside the write lock: another process may have migrated meanwhile.
+			cur, err := s.checkVersion(ctx, tx, latest)
+			if err != nil || cur >= m.version {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx,
+				`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.version, m.name, time.Now().UnixMicro())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("apply migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}
+
+// checkVersion returns the schema version of the database, refusing one newer than latest: its
+// tables may mean things this binary does not know, and writing them could corrupt its data.
+func (s *Store) checkVersion(ctx context.Context, tx *sql.Tx, latest int) (int, error) {
+	var cur int
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&cur); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if cur > latest {
+		return cur, fmt.Errorf("database schema version %d is newer than this sailtui supports (%d): "+
+			"it was written by a newer sailtui; upgrade sailtui or use another database", cur, latest)
+	}
+	return cur, nil
+}

@@ -1,0 +1,138 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const opCols = `id, project_id, kind, step, state, snapshot_id, owner, started_at, updated_at, finished_at, error`
+
+func scanOp(sc scanner) (engine.Operation, error) {
+	var op engine.Operation
+	var started, updated, finished int64
+	err := sc.Scan(&op.ID, &op.ProjectID, &op.Kind, &op.Step, &op.State, &op.SnapshotID, &op.Owner,
+		&started, &updated, &finished, &op.Error)
+	if err != nil {
+		return engine.Operation{}, err
+	}
+	op.StartedAt, op.UpdatedAt, op.FinishedAt = fromMicros(started), fromMicros(updated), fromMicros(finished)
+	return op, nil
+}
+
+// InsertOp journals a new operation.
+func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
+	if op.ID == "" {
+		return fmt.Errorf("insert op: %w: id is required", engine.ErrBadInput)
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
+			toMicros(op.StartedAt), toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error)
+		switch {
+		case isUnique(err):
+			return fmt.Errorf("%w: op id is in use", engine.ErrExists)
+		case isForeignKey(err):
+			return fmt.Errorf("project %s: %w", op.ProjectID, engine.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("insert %s op %s of project %s: %w", op.Kind, op.ID, op.ProjectID, err)
+	}
+	return nil
+}
+
+// UpdateOp replaces the stored fields of op.ID; the project it belongs to never changes.
+func (s *Store) UpdateOp(ctx context.Context, op engine.Operation) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE operations SET kind = ?, step = ?, state = ?, snapshot_id = ?,
+				owner = ?, started_at = ?, updated_at = ?, finished_at = ?, error = ?
+			WHERE id = ?`,
+			string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner, toMicros(op.StartedAt),
+			toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error, op.ID)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("update op %s: %w", op.ID, err)
+	}
+	return nil
+}
+
+// GetOp finds a journaled operation.
+func (s *Store) GetOp(ctx context.Context, id string) (engine.Operation, error) {
+	op, err := scanOp(s.db.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, err)
+	}
+	return op, nil
+}
+
+// ListOps lists a project's operations, newest first; ties go to the later insert.
+func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]engine.Operation, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE project_id = ?
+		ORDER BY started_at DESC, rowid DESC LIMIT ?`, projectID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
+	}
+	defer rows.Close()
+	var ops []engine.Operation
+	for rows.Next() {
+		op, err := scanOp(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
+		}
+		ops = append(ops, op)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
+	}
+	return ops, nil
+}
+
+// TryLock takes or renews a named lock: one upsert that changes the row only when the lock is
+// free, expired or already owner's.
+func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	if name == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
+	}
+	var ok bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+			WHERE locks.owner = excluded.owner OR locks.expires_at <= ?`,
+			name, owner, toMicros(now.Add(ttl)), toMicros(now))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		ok = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("lock %q for %s: %w", name, owner, err)
+	}
+	return ok, nil
+}
+
+// Unlock releases owner's lock; a lock held by someone else (or nobody) is left alone.
+func (s *Store) Unlock(ctx context.Context, name, owner string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM locks WHERE name = ? AND owner = ?`, name, owner)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("unlock %q for %s: %w", name, owner, err)
+	}
+	return nil
+}

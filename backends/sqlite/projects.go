@@ -1,0 +1,184 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat`
+
+func scanProject(sc scanner) (engine.Project, error) {
+	var p engine.Project
+	var last, created, updated, hb int64
+	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
+		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb)
+	if err != nil {
+		return engine.Project{}, err
+	}
+	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
+	return p, nil
+}
+
+func scanProjects(rows *sql.Rows, err error) ([]engine.Project, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ps []engine.Project
+	for rows.Next() {
+		p, err := scanProject(rows)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, rows.Err()
+}
+
+// CreateProject inserts a project with its containers and connections in one transaction.
+func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine.Container, conns []engine.Connection) error {
+	if p.ID == "" || p.Slug == "" {
+		return fmt.Errorf("create project: %w: id and slug are required", engine.ErrBadInput)
+	}
+	if p.Status == "" {
+		p.Status = engine.StatusActive
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
+			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
+			p.OpOwner, toMicros(p.OpHeartbeat))
+		if isUnique(err) {
+			what := "id " + p.ID
+			if strings.Contains(err.Error(), "projects.slug") {
+				what = fmt.Sprintf("slug %q", p.Slug)
+			}
+			return fmt.Errorf("%w: %s is in use", engine.ErrExists, what)
+		}
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			c.ProjectID = p.ID
+			if err := putContainer(ctx, tx, c); err != nil {
+				return fmt.Errorf("container %s: %w", c.Name, err)
+			}
+		}
+		for _, c := range conns {
+			c.ProjectID = p.ID
+			if err := putConnection(ctx, tx, c); err != nil {
+				return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// GetProject finds a project by id, else by slug preferring the live project, then the most
+// recently updated deleted one.
+func (s *Store) GetProject(ctx context.Context, idOrSlug string) (engine.Project, error) {
+	p, err := scanProject(s.db.QueryRowContext(ctx, `SELECT `+projectCols+` FROM projects
+		WHERE id = ? OR slug = ?
+		ORDER BY id = ? DESC, status = 'deleted', updated_at DESC, created_at DESC
+		LIMIT 1`, idOrSlug, idOrSlug, idOrSlug))
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, err)
+	}
+	return p, nil
+}
+
+// ListProjects lists projects in creation order. Deleted projects are listed when the filter
+// includes them or names the deleted status explicitly.
+func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]engine.Project, error) {
+	q := `SELECT ` + projectCols + ` FROM projects WHERE 1 = 1`
+	var args []any
+	if len(f.Statuses) > 0 {
+		q += ` AND status IN (` + placeholders(len(f.Statuses)) + `)`
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if !f.IncludeDeleted && !slices.Contains(f.Statuses, engine.StatusDeleted) {
+		q += ` AND status <> 'deleted'`
+	}
+	if f.Owner != "" {
+		q += ` AND owner = ?`
+		args = append(args, f.Owner)
+	}
+	q += ` ORDER BY created_at, id`
+	ps, err := scanProjects(s.db.QueryContext(ctx, q, args...))
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return ps, nil
+}
+
+// IdleProjects lists active, unheld projects last active strictly before idleBefore, oldest first.
+func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]engine.Project, error) {
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	ps, err := scanProjects(s.db.QueryContext(ctx, `SELECT `+projectCols+` FROM projects
+		WHERE status = 'active' AND op_id = '' AND last_activity < ?
+		ORDER BY last_activity, id
+		LIMIT ?`, toMicros(idleBefore), limit))
+	if err != nil {
+		return nil, fmt.Errorf("list idle projects: %w", err)
+	}
+	return ps, nil
+}
+
+// HeldProjects lists projects held by an operation, stalest heartbeat first.
+func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
+	ps, err := scanProjects(s.db.QueryContext(ctx, `SELECT `+projectCols+` FROM projects
+		WHERE op_id <> '' ORDER BY op_heartbeat, id`))
+	if err != nil {
+		return nil, fmt.Errorf("list held projects: %w", err)
+	}
+	return ps, nil
+}
+
+// Touch records activity; it never moves last_activity backwards, so late or reordered reports
+// cannot make a busy project look idle.
+func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ?`,
+			toMicros(at), projectID)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("touch project %s: %w", projectID, err)
+	}
+	return nil
+}
+
+// mustAffect turns "no row changed" into miss.
+func mustAffect(res sql.Result, err error, miss error) error {
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return miss
+	}
+	return nil
+}

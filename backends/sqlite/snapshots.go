@@ -1,0 +1,167 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
+	size_bytes, sha256, location, backend, error`
+
+func scanSnapshot(sc scanner) (engine.Snapshot, error) {
+	var s engine.Snapshot
+	var created, ready, deleted int64
+	err := sc.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &created, &ready, &deleted,
+		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error)
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	s.CreatedAt, s.ReadyAt, s.DeletedAt = fromMicros(created), fromMicros(ready), fromMicros(deleted)
+	return s, nil
+}
+
+// InsertSnapshot adds a snapshot, refusing a manual one beyond maxManual (engine.MaxManualSnapshots
+// when maxManual <= 0). The count and the insert share one write transaction, which SQLite runs
+// one at a time, so concurrent inserts cannot both take the last slot.
+func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
+	if snap.ID == "" || snap.ProjectID == "" {
+		return fmt.Errorf("insert snapshot: %w: id and project id are required", engine.ErrBadInput)
+	}
+	if maxManual <= 0 {
+		maxManual = engine.MaxManualSnapshots
+	}
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if snap.Type == engine.SnapshotManual && snap.Status != engine.SnapshotDeleted {
+			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
+			toMicros(snap.CreatedAt), toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes,
+			snap.SHA256, snap.Location, snap.Backend, snap.Error)
+		switch {
+		case isUnique(err):
+			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
+		case isForeignKey(err):
+			return fmt.Errorf("project %s: %w", snap.ProjectID, engine.ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("insert snapshot %s of project %s: %w", snap.ID, snap.ProjectID, err)
+	}
+	return nil
+}
+
+func checkTimeline(ctx context.Context, tx *sql.Tx, projectID string, maxManual int) error {
+	var slug string
+	err := tx.QueryRowContext(ctx, `SELECT slug FROM projects WHERE id = ?`, projectID).Scan(&slug)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("project %s: %w", projectID, engine.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM snapshots
+		WHERE project_id = ? AND type = 'manual' AND status <> 'deleted'`, projectID).Scan(&n); err != nil {
+		return err
+	}
+	if n >= maxManual {
+		return fmt.Errorf("%w: project %s already has %d manual snapshots (the limit is %d); "+
+			"delete one (sailtui snapshot rm %s ID) or relabel/replace it",
+			engine.ErrTimelineFull, slug, n, maxManual, slug)
+	}
+	return nil
+}
+
+// UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.
+func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
+				created_at = ?, ready_at = ?, deleted_at = ?, size_bytes = ?, sha256 = ?, location = ?,
+				backend = ?, error = ?
+			WHERE id = ?`,
+			snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
+			toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes, snap.SHA256, snap.Location,
+			snap.Backend, snap.Error, snap.ID)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("update snapshot %s: %w", snap.ID, err)
+	}
+	return nil
+}
+
+// GetSnapshot finds a snapshot by id, deleted or not.
+func (s *Store) GetSnapshot(ctx context.Context, id string) (engine.Snapshot, error) {
+	snap, err := scanSnapshot(s.db.QueryRowContext(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, err)
+	}
+	return snap, nil
+}
+
+// ListSnapshots lists snapshots oldest first. OnlyDeletedBefore lists soft-deleted snapshots
+// whatever IncludeDeleted says.
+func (s *Store) ListSnapshots(ctx context.Context, f engine.SnapshotFilter) ([]engine.Snapshot, error) {
+	q := `SELECT ` + snapshotCols + ` FROM snapshots WHERE 1 = 1`
+	var args []any
+	if f.ProjectID != "" {
+		q += ` AND project_id = ?`
+		args = append(args, f.ProjectID)
+	}
+	if len(f.Types) > 0 {
+		q += ` AND type IN (` + placeholders(len(f.Types)) + `)`
+		for _, t := range f.Types {
+			args = append(args, string(t))
+		}
+	}
+	switch {
+	case !f.OnlyDeletedBefore.IsZero():
+		q += ` AND status = 'deleted' AND deleted_at < ?`
+		args = append(args, toMicros(f.OnlyDeletedBefore))
+	case !f.IncludeDeleted:
+		q += ` AND status <> 'deleted'`
+	}
+	q += ` ORDER BY created_at, id`
+
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Snapshot
+	for rows.Next() {
+		snap, err := scanSnapshot(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list snapshots: %w", err)
+		}
+		out = append(out, snap)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSnapshotRecord forgets a snapshot for good.
+func (s *Store) DeleteSnapshotRecord(ctx context.Context, id string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM snapshots WHERE id = ?`, id)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("delete snapshot record %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,200 @@
+// Package sqlite is the embedded engine.Store: one SQLite file (modernc.org/sqlite, no cgo) that
+// several goroutines and several sailtui processes may use at once.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	sqlitedrv "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// busyTimeout is how long a statement waits for another process's write lock before failing.
+const busyTimeout = 10 * time.Second
+
+// Store implements engine.Store on an SQLite file.
+type Store struct {
+	db   *sql.DB
+	path string
+	// writeSem serialises this process's write transactions: goroutines queue on a channel
+	// instead of polling SQLite's busy handler. Other processes still wait on busy_timeout.
+	writeSem chan struct{}
+}
+
+var _ engine.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database at path and brings its schema up to date.
+// It refuses a database whose schema is newer than this binary knows.
+func Open(ctx context.Context, path string) (*Store, error) {
+	dsn, err := buildDSN(path)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	if err := enableWAL(ctx, path); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path, writeSem: make(chan struct{}, 1)}
+	if err := s.init(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// buildDSN sets, on every pooled connection: BEGIN IMMEDIATE for write transactions (a deferred
+// transaction that later upgrades to a write lock can fail with SQLITE_BUSY instead of waiting),
+// the busy timeout and foreign keys. WAL is a property of the file, set once by enableWAL.
+func buildDSN(path string) (string, error) {
+	switch {
+	case path == "":
+		return "", fmt.Errorf("%w: empty database path", engine.ErrBadInput)
+	case strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:"):
+		// Each pooled connection would get its own in-memory database.
+		return "", fmt.Errorf("%w: %q: a file path is required", engine.ErrBadInput, path)
+	case strings.ContainsRune(path, '?'):
+		// The driver cuts a plain path at its first '?' to find the DSN parameters.
+		return "", fmt.Errorf("%w: database path %q contains '?'", engine.ErrBadInput, path)
+	}
+	q := url.Values{}
+	q.Set("_txlock", "immediate")
+	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
+	q.Set("_foreign_keys", "on")
+	q.Set("_synchronous", "NORMAL")
+	return path + "?" + q.Encode(), nil
+}
+
+// enableWAL puts the file in WAL mode (readers never block the writer; the mode persists). The
+// switch needs an exclusive lock and SQLite reports SQLITE_BUSY at once rather than waiting on
+// busy_timeout, so when several processes open a new file together the losers retry.
+func enableWAL(ctx context.Context, path string) error {
+	db, err := sql.Open("sqlite", path+"?_busy_timeout="+fmt.Sprint(busyTimeout.Milliseconds()))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		var mode string
+		err := db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+		if err == nil {
+			return nil // init reports a file that refused WAL
+		}
+		if sqliteCode(err)&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return fmt.Errorf("enable WAL: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (s *Store) init(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("check journal mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("journal mode is %q, want wal (is the file on a filesystem without shared memory?)", mode)
+	}
+	return s.migrate(ctx)
+}
+
+// Describe names the store for humans.
+func (s *Store) Describe() string { return "sqlite " + s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close sqlite store %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// write runs fn in one write transaction (BEGIN IMMEDIATE through the DSN), committing when fn
+// returns nil.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	select {
+	case s.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writeSem }()
+
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func sqliteCode(err error) int {
+	var se *sqlitedrv.Error
+	if errors.As(err, &se) {
+		return se.Code()
+	}
+	return 0
+}
+
+// isUnique reports a primary key or unique index violation.
+func isUnique(err error) bool {
+	c := sqliteCode(err)
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// isForeignKey reports a row naming a parent (project, container) that does not exist.
+func isForeignKey(err error) bool {
+	return sqliteCode(err) == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// zeroMicros stores the zero time.Time, so optional times need no NULLs and sort first.
+var zeroMicros = time.Time{}.UnixMicro()
+
+func toMicros(t time.Time) int64 {
+	if t.IsZero() {
+		return zeroMicros
+	}
+	return t.UnixMicro()
+}
+
+func fromMicros(v int64) time.Time {
+	if v == zeroMicros {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
+}
+
+// placeholders returns "?, ?, ?" for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}

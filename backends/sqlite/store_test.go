@@ -1,0 +1,185 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/storetest"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	return openAt(t, filepath.Join(t.TempDir(), "sailtui.db"))
+}
+
+func openAt(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open(%s): %v", path, err)
+	}
+	return s
+}
+
+func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) engine.Store { return openTemp(t) })
+}
+
+// Two handles on one file race like two processes would: each has its own connection pool and
+// its own write semaphore, so only SQLite's locking keeps them apart.
+func TestTwoHandlesOneFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.db")
+	a, b := openAt(t, path), openAt(t, path)
+	defer a.Close()
+	defer b.Close()
+	storetest.RunConcurrent(t, []engine.Store{a, b})
+}
+
+func TestReopenIsIdempotent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sailtui.db")
+	s := openAt(t, path)
+	p := engine.Project{ID: "p1", Slug: "kept", Status: engine.StatusActive}
+	if err := s.CreateProject(t.Context(), p, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		s = openAt(t, path)
+		if _, err := s.GetProject(t.Context(), "kept"); err != nil {
+			t.Errorf("project lost on reopen: %v", err)
+		}
+		ms, err := loadMigrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n, max int
+		if err := s.db.QueryRowContext(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &max); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(ms) || max != len(ms) {
+			t.Errorf("schema_migrations has %d rows up to %d, want %d", n, max, len(ms))
+		}
+		_ = s.Close()
+	}
+}
+
+// Several processes starting at once on a new file must not apply a migration twice.
+func TestConcurrentFirstOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.db")
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Go(func() {
+			s, err := Open(t.Context(), path)
+			if err == nil {
+				err = s.Close()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefusesNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "future.db")
+	s := openAt(t, path)
+	if _, err := s.db.ExecContext(t.Context(),
+		`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+
+	_, err := Open(t.Context(), path)
+	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), "999") {
+		t.Fatalf("Open of a newer schema: err = %v, want a refusal naming version 999", err)
+	}
+}
+
+func TestOpenRejectsBadPaths(t *testing.T) {
+	for _, p := range []string{"", ":memory:", "file:x.db", filepath.Join(t.TempDir(), "a?b.db")} {
+		if s, err := Open(t.Context(), p); err == nil {
+			_ = s.Close()
+			t.Errorf("Open(%q) succeeded", p)
+		}
+	}
+}
+
+func TestConnectionSettings(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	if got, want := s.Describe(), "sqlite "+s.path; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+	// Every pooled connection, not only the first, must carry the settings.
+	ctx := t.Context()
+	conns := make([]interface{ Close() error }, 3)
+	for i := range conns {
+		c, err := s.db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns[i] = c
+		var mode string
+		var fk, busy int
+		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if mode != "wal" || fk != 1 || busy != int(busyTimeout.Milliseconds()) {
+			t.Errorf("connection %d: journal_mode=%s foreign_keys=%d busy_timeout=%d", i, mode, fk, busy)
+		}
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+}
+
+// The sweep's queries must not scan the whole projects table.
+func TestSweepQueriesUseIndexes(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	for _, tc := range []struct{ query, index string }{
+		{`SELECT id FROM projects WHERE status = 'active' AND op_id = '' AND last_activity < 0 ORDER BY last_activity, id`, "projects_idle"},
+		{`SELECT id FROM projects WHERE op_id <> '' ORDER BY op_heartbeat, id`, "projects_held"},
+		{`SELECT id FROM snapshots WHERE status = 'deleted' AND deleted_at < 0`, "snapshots_deleted"},
+	} {
+		plan := explain(t.Context(), t, s, tc.query)
+		if !strings.Contains(plan, tc.index) {
+			t.Errorf("plan for %q does not use %s:\n%s", tc.query, tc.index, plan)
+		}
+	}
+}
+
+func explain(ctx context.Context, t *testing.T, s *Store, q string) string {
+	t.Helper()
+	rows, err := s.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var b strings.Builder
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString(detail + "\n")
+	}
+	return b.String()
+}

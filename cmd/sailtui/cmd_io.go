@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+func logsCmd(a *app) *cobra.Command {
+	var opts engine.LogOptions
+	cmd := &cobra.Command{
+		Use: "logs SLUG CONTAINER", Short: "Print a container's log (-f follows it)", Args: cobra.ExactArgs(2),
+		Example: "  sailtui logs shop web --tail 100 -f",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			rc, err := eng.Logs(cmd.Context(), args[0], args[1], opts)
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			_, err = io.Copy(cmd.OutOrStdout(), rc)
+			if err != nil && cmd.Context().Err() != nil {
+				return nil // interrupted while following: the normal way out
+			}
+			return err
+		},
+	}
+	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new lines")
+	cmd.Flags().IntVar(&opts.Tail, "tail", 0, "start with the last N lines (0: all)")
+	return cmd
+}
+
+func execCmd(a *app) *cobra.Command {
+	var req engine.ExecRequest
+	cmd := &cobra.Command{
+		Use:   "exec SLUG CONTAINER -- CMD [ARG...]",
+		Short: "Run a command in a container's directory; exits with the command's exit code",
+		Example: `  sailtui exec shop web -- ls -la
+  sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'`,
+		Args: cobra.MinimumNArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() != 2 {
+				return fmt.Errorf("exec: put -- between the container and the command: %w", engine.ErrBadInput)
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			req.Argv = args[2:]
+			res, err := eng.Exec(cmd.Context(), args[0], args[1], req)
+			if err != nil {
+				return err
+			}
+			if a.cfg.Output == "json" {
+				if err := json.NewEncoder(cmd.OutOrStdout()).Encode(struct {
+					Stdout    string `json:"stdout"`
+					Stderr    string `json:"stderr"`
+					ExitCode  int    `json:"exit_code"`
+					TimedOut  bool   `json:"timed_out"`
+					Truncated bool   `json:"truncated"`
+				}{string(res.Stdout), string(res.Stderr), res.ExitCode, res.TimedOut, res.Truncated}); err != nil {
+					return err
+				}
+			} else {
+				cmd.OutOrStdout().Write(res.Stdout)
+				cmd.ErrOrStderr().Write(res.Stderr)
+				if res.TimedOut {
+					fmt.Fprintf(cmd.ErrOrStderr(), "sailtui: exec timed out after %s; the command was killed\n", req.Timeout)
+				}
+				if res.Truncated {
+					fmt.Fprintln(cmd.ErrOrStderr(), "sailtui: output was truncated")
+				}
+			}
+			if res.ExitCode != 0 {
+				return exitError{res.ExitCode}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&req.Timeout, "timeout", 10*time.Minute, "kill the command after this long")
+	cmd.Flags().StringVar(&req.Dir, "workdir", "", "working directory relative to the container's directory")
+	cmd.Flags().IntVar(&req.MaxOutput, "max-output", 16<<20, "cap on stdout and stderr each, in bytes")
+	return cmd
+}
+
+func filesCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "files", Short: "List, read, write or remove project files (paths are relative to the project)"}
+	ls := &cobra.Command{
+		Use: "ls SLUG [PATH]", Short: "List a directory", Args: cobra.RangeArgs(1, 2),
+		Example: "  sailtui files ls shop web/src",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			dir := "."
+			if len(args) == 2 {
+				dir = args[1]
+			}
+			fis, err := eng.ListFiles(cmd.Context(), args[0], dir)
+			if err != nil {
+				return err
+			}
+			return a.out(cmd).emit(fis, func(tw *tabwriter.Writer) {
+				for _, f := range fis {
+					name := f.Path
+					if f.Target != "" {
+						name += " -> " + f.Target
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", f.Mode, f.Size, f.ModTime.Format(time.DateTime), name)
+				}
+			})
+		},
+	}
+	get := &cobra.Command{
+		Use: "get SLUG PATH", Short: "Write a file to stdout", Args: cobra.ExactArgs(2),
+		Example: "  sailtui files get shop web/package.json",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return eng.ReadFile(cmd.Context(), args[0], args[1], cmd.OutOrStdout())
+		},
+	}
+	put := &cobra.Command{
+		Use: "put SLUG PATH", Short: "Replace a file with stdin", Args: cobra.ExactArgs(2),
+		Example: "  echo 'hello' | sailtui files put shop web/public/hello.txt",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return eng.WriteFile(cmd.Context(), args[0], args[1], cmd.InOrStdin())
+		},
+	}
+	rm := &cobra.Command{
+		Use: "rm SLUG PATH", Short: "Remove a file or directory", Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := confirm(a.cfg, fmt.Sprintf("remove %s from %s", args[1], args[0])); err != nil {
+				return err
+			}
+			return eng.DeleteFile(cmd.Context(), args[0], args[1])
+		},
+	}
+	rm.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
+	cmd.AddCommand(ls, get, put, rm)
+	return cmd
+}
+
+func eventsCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "events",
+		Short: "Stream status events until interrupted (embedded store: this process's own events only)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ch, err := eng.Notifier().Subscribe(cmd.Context())
+			if err != nil {
+				return err
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			for ev := range ch {
+				if a.cfg.Output == "json" {
+					if err := enc.Encode(ev); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s -> %s %s\n", ev.Time.Format(time.TimeOnly), ev.Slug, ev.From, ev.To, ev.Reason)
+			}
+			return nil
+		},
+	}
+}
+
+// devserverCmd is the small static file server the demo's containers (and the test image) run.
+func devserverCmd() *cobra.Command {
+	var dir string
+	var port int
+	cmd := &cobra.Command{
+		Use: "devserver", Short: "Serve a directory over HTTP (what demo containers run)", Args: cobra.NoArgs,
+		Example: `  sailtui devserver --dir . --port 8080`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if port <= 0 {
+				if p, err := strconv.Atoi(os.Getenv("PORT")); err == nil {
+					port = p
+				}
+			}
+			if port <= 0 || port > 65535 {
+				return fmt.Errorf("devserver: give --port or PORT (1-65535): %w", engine.ErrBadInput)
+			}
+			host := os.Getenv("HOST")
+			if host == "" {
+				host = "0.0.0.0"
+			}
+			root, err := os.OpenRoot(dir)
+			if err != nil {
+				return fmt.Errorf("devserver: %w", err)
+			}
+			ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+			if err != nil {
+				return fmt.Errorf("devserver: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "devserver: serving %s on http://%s\n", dir, ln.Addr())
+			mux := http.NewServeMux()
+			mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+			files := http.FileServerFS(root.FS())
+			mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+				fmt.Fprintf(os.Stdout, "%s %s %s\n", time.Now().UTC().Format(time.RFC3339), r.Method, r.URL.Path)
+				files.ServeHTTP(w, r)
+			})
+			srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+			go func() {
+				<-cmd.Context().Done()
+				srv.Close()
+			}()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "directory to serve")
+	cmd.Flags().IntVar(&port, "port", 0, "port (default $PORT)")
+	return cmd
+}

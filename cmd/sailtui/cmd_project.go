@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// projectRow is the stable JSON of a project in listings and action results.
+type projectRow struct {
+	ID           string    `json:"id"`
+	Slug         string    `json:"slug"`
+	Name         string    `json:"name"`
+	Owner        string    `json:"owner"`
+	Status       string    `json:"status"`
+	StatusReason string    `json:"status_reason,omitempty"`
+	LastActivity time.Time `json:"last_activity"`
+	CreatedAt    time.Time `json:"created_at"`
+	Operation    string    `json:"operation,omitempty"`
+}
+
+func rowOf(p engine.Project) projectRow {
+	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
+		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: p.OpKind}
+}
+
+func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
+	r := rowOf(p)
+	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.Status, r.StatusReason)
+	})
+}
+
+func projectsCmd(a *app) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:     "projects ls",
+		Aliases: []string{"ps"},
+		Short:   "List projects",
+		Example: "  sailtui projects ls\n  sailtui projects ls -o json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "ls" {
+				return fmt.Errorf("unknown subcommand %q (did you mean: sailtui projects ls): %w", args[0], engine.ErrBadInput)
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ps, err := eng.Store().ListProjects(cmd.Context(), engine.ProjectFilter{IncludeDeleted: all})
+			if err != nil {
+				return fmt.Errorf("list projects: %w", err)
+			}
+			rows := make([]projectRow, len(ps))
+			for i, p := range ps {
+				rows[i] = rowOf(p)
+			}
+			now := eng.Clock().Now()
+			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tLAST ACTIVITY\tOWNER")
+				for _, r := range rows {
+					st := r.Status
+					if r.Operation != "" {
+						st += " (" + r.Operation + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, r.Name, st, ago(r.LastActivity, now), r.Owner)
+				}
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include deleted projects")
+	return cmd
+}
+
+func projectCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "project", Short: "Create, start, stop, hibernate, wake, remove or describe a project"}
+	var from, owner string
+	create := &cobra.Command{
+		Use:   "create NAME",
+		Short: "Create a project (from a directory: every directory with a TESSLATE.md becomes a container)",
+		Example: `  sailtui project create shop --from ./shop
+  sailtui project create scratch`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if owner == "" {
+				owner = os.Getenv("USER")
+			}
+			ctx, done := a.withProgress(cmd.Context())
+			p, err := eng.CreateProject(ctx, engine.CreateRequest{Name: args[0], Owner: owner, FromDir: from})
+			done()
+			if err != nil {
+				return err
+			}
+			return printProject(a, cmd, p)
+		},
+	}
+	create.Flags().StringVar(&from, "from", "", "directory to copy in")
+	create.Flags().StringVar(&owner, "owner", "", "owner (default $USER)")
+
+	action := func(use, short string, destructive bool, run func(*engine.Engine, context.Context, string) (engine.Project, error)) *cobra.Command {
+		c := &cobra.Command{
+			Use: use + " SLUG", Short: short, Args: cobra.ExactArgs(1),
+			Example: fmt.Sprintf("  sailtui project %s shop", use),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				eng, err := a.engine(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if destructive {
+					if err := confirm(a.cfg, fmt.Sprintf("%s project %s", use, args[0])); err != nil {
+						return err
+					}
+				}
+				ctx, done := a.withProgress(cmd.Context())
+				p, err := run(eng, ctx, args[0])
+				done()
+				if err != nil {
+					return err
+				}
+				return printProject(a, cmd, p)
+			},
+		}
+		if destructive {
+			c.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
+		}
+		return c
+	}
+	describe := &cobra.Command{
+		Use: "describe SLUG", Short: "Show the runtime's own view of a project (processes, ports, storage)",
+		Args: cobra.ExactArgs(1), Example: "  sailtui project describe shop",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			text, err := eng.Describe(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.cfg.Output == "json" {
+				return a.out(cmd).emit(map[string]string{"runtime": eng.Runtime().Mode(), "description": text}, nil)
+			}
+			fmt.Fprint(cmd.OutOrStdout(), text)
+			return nil
+		},
+	}
+	cmd.AddCommand(create,
+		action("start", "Start every container (a hibernated project is woken first)", false, (*engine.Engine).StartProject),
+		action("stop", "Stop every container; files stay", false, (*engine.Engine).StopProject),
+		action("hibernate", "Snapshot the project and tear its environment down", false, (*engine.Engine).Hibernate),
+		action("wake", "Restore a hibernated project and start it", false, (*engine.Engine).Wake),
+		action("rm", "Remove a project (a final snapshot is kept 30 days)", true, (*engine.Engine).DeleteProject),
+		describe,
+	)
+	return cmd
+}
+
+// containerRow is the stable JSON of a container.
+type containerRow struct {
+	Name      string `json:"name"`
+	Directory string `json:"directory"`
+	Status    string `json:"status"`
+	Port      int    `json:"port"`
+	URL       string `json:"url"`
+	LocalURL  string `json:"local_url,omitempty"`
+	PID       int    `json:"pid,omitempty"`
+	Uptime    string `json:"uptime,omitempty"`
+	Command   string `json:"command,omitempty"`
+}
+
+func containersCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:     "containers ls SLUG",
+		Short:   "List a project's containers with their state, port and URL",
+		Example: "  sailtui containers ls shop -o json",
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 {
+				if args[0] != "ls" {
+					return fmt.Errorf("unknown subcommand %q (did you mean: sailtui containers ls SLUG): %w", args[0], engine.ErrBadInput)
+				}
+				args = args[1:]
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			_, views, err := eng.Containers(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			rows := make([]containerRow, len(views))
+			for i, v := range views {
+				port := v.Status.HostPort
+				if port == 0 {
+					port = v.Port
+				}
+				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
+					URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command}
+				if !v.Status.StartedAt.IsZero() && v.Status.State == engine.ContainerRunning {
+					rows[i].Uptime = time.Since(v.Status.StartedAt).Round(time.Second).String()
+				}
+			}
+			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "NAME\tDIRECTORY\tSTATUS\tPORT\tURL\tUPTIME")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.Directory, r.Status, r.Port, r.URL, r.Uptime)
+				}
+			})
+		},
+	}
+}
+
+func containerCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "container", Short: "Add, remove, start or stop one container"}
+	var spec engine.ContainerSpec
+	var env []string
+	add := &cobra.Command{
+		Use:   "add SLUG NAME",
+		Short: "Add a container (with --git, clone a template into its directory when empty)",
+		Example: `  sailtui container add shop api --dir api --port 8000 --command 'uvicorn main:app --port $PORT'
+  sailtui container add shop web --dir web --git https://example.com/templates/vite.git --branch main`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			spec.Name = args[1]
+			if spec.Directory == "" {
+				spec.Directory = args[1]
+			}
+			spec.Env, err = parseEnv(env)
+			if err != nil {
+				return err
+			}
+			c, err := eng.AddContainer(cmd.Context(), args[0], spec)
+			if err != nil {
+				return err
+			}
+			return a.out(cmd).emit(containerRow{Name: c.Name, Directory: c.Directory, Status: engine.ContainerStopped, Port: c.Port, Command: c.Command},
+				func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "added %s (%s)\n", c.Name, c.Directory) })
+		},
+	}
+	add.Flags().StringVar(&spec.Directory, "dir", "", "directory inside the project (default: NAME)")
+	add.Flags().IntVar(&spec.Port, "port", 0, "port the service listens on (default: from TESSLATE.md)")
+	add.Flags().StringVar(&spec.Command, "command", "", "startup command (default: from TESSLATE.md)")
+	add.Flags().StringVar(&spec.GitURL, "git", "", "template repository to clone into the directory")
+	add.Flags().StringVar(&spec.GitBranch, "branch", "", "template branch")
+	add.Flags().StringArrayVar(&env, "env", nil, "KEY=VALUE environment (repeatable)")
+
+	simple := func(use, short string, run func(eng *engine.Engine, ctx context.Context, slug, name string) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " SLUG NAME", Short: short, Args: cobra.ExactArgs(2),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				eng, err := a.engine(cmd.Context())
+				if err != nil {
+					return err
+				}
+				if err := run(eng, cmd.Context(), args[0], args[1]); err != nil {
+					return err
+				}
+				return a.out(cmd).emit(map[string]string{"project": args[0], "container": args[1], "done": use},
+					func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "%s %s/%s\n", use, args[0], args[1]) })
+			},
+		}
+	}
+	cmd.AddCommand(add,
+		simple("rm", "Remove a container (its files stay)", (*engine.Engine).RemoveContainer),
+		simple("start", "Start one container", func(eng *engine.Engine, ctx context.Context, s, n string) error {
+			_, err := eng.StartContainer(ctx, s, n)
+			return err
+		}),
+		simple("stop", "Stop one container", (*engine.Engine).StopContainer),
+	)
+	return cmd
+}
+
+func parseEnv(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--env %q: want KEY=VALUE: %w", kv, engine.ErrBadInput)
+		}
+		m[k] = v
+	}
+	return m, nil
+}

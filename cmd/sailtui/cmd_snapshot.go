@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// snapshotRow is the stable JSON of a timeline entry.
+type snapshotRow struct {
+	ID        string `json:"id"`
+	Label     string `json:"label"`
+	Type      string `json:"type"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"created_at"`
+	SizeBytes int64  `json:"size_bytes"`
+	DeletedAt string `json:"deleted_at,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+func snapRow(s engine.Snapshot) snapshotRow {
+	r := snapshotRow{ID: s.ID, Label: s.Label, Type: string(s.Type), Status: string(s.Status),
+		CreatedAt: s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), SizeBytes: s.SizeBytes, SHA256: s.SHA256, Error: s.Error}
+	if !s.DeletedAt.IsZero() {
+		r.DeletedAt = s.DeletedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
+	}
+	return r
+}
+
+func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
+	r := snapRow(s)
+	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, size(r.SizeBytes), r.Label)
+	})
+}
+
+func snapshotCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "snapshot",
+		Short: "A project's snapshot timeline: list, create, restore, label, remove",
+		Long: `Each project keeps up to 5 manual snapshots, plus the hibernation and safety snapshots the
+engine takes itself. Restoring over a live project first takes a safety snapshot, so a restore
+can be undone. Removed snapshots are kept 30 days, then purged.`,
+	}
+	var all bool
+	ls := &cobra.Command{
+		Use: "ls SLUG", Short: "List the timeline, newest first", Args: cobra.ExactArgs(1),
+		Example: "  sailtui snapshot ls shop\n  sailtui snapshot ls shop --all -o json",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			snaps, err := eng.Snapshots(cmd.Context(), args[0], all)
+			if err != nil {
+				return err
+			}
+			rows := make([]snapshotRow, len(snaps))
+			manual := 0
+			for i, s := range snaps {
+				rows[i] = snapRow(s)
+				if s.Type == engine.SnapshotManual && s.Status != engine.SnapshotDeleted {
+					manual++
+				}
+			}
+			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, size(r.SizeBytes), r.Label)
+				}
+				fmt.Fprintf(tw, "manual snapshots: %d/%d\n", manual, engine.MaxManualSnapshots)
+			})
+		},
+	}
+	ls.Flags().BoolVar(&all, "all", false, "include deleted snapshots (kept 30 days)")
+
+	var label string
+	create := &cobra.Command{
+		Use: "create SLUG", Short: "Take a manual snapshot; returns once it is ready or failed", Args: cobra.ExactArgs(1),
+		Example: `  sailtui snapshot create shop --label "before upgrading react"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ctx, done := a.withProgress(cmd.Context())
+			s, err := eng.CreateSnapshot(ctx, args[0], label)
+			done()
+			if err != nil {
+				return err
+			}
+			return printSnapshot(a, cmd, s)
+		},
+	}
+	create.Flags().StringVar(&label, "label", "", "label shown in the timeline")
+
+	restore := &cobra.Command{
+		Use: "restore SLUG ID", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
+		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s", args[0], args[1])); err != nil {
+				return err
+			}
+			ctx, done := a.withProgress(cmd.Context())
+			res, err := eng.RestoreSnapshot(ctx, args[0], args[1])
+			done()
+			if err != nil {
+				return err
+			}
+			return a.out(cmd).emit(map[string]any{"project": rowOf(res.Project), "restored": snapRow(res.Restored), "safety": safetyRow(res.Safety)},
+				func(tw *tabwriter.Writer) {
+					fmt.Fprintf(tw, "restored %s to %s\n", res.Project.Slug, res.Restored.ID)
+					if res.Safety.ID != "" {
+						fmt.Fprintf(tw, "the state before is in safety snapshot %s (undo: sailtui snapshot restore %s %s)\n", res.Safety.ID, res.Project.Slug, res.Safety.ID)
+					}
+				})
+		},
+	}
+	restore.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
+
+	relabel := &cobra.Command{
+		Use: "label SLUG ID", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
+		Example: `  sailtui snapshot label shop ID --label "known good"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("label") {
+				return fmt.Errorf("snapshot label: give the new label with --label: %w", engine.ErrBadInput)
+			}
+			s, err := eng.RelabelSnapshot(cmd.Context(), args[0], args[1], label)
+			if err != nil {
+				return err
+			}
+			return printSnapshot(a, cmd, s)
+		},
+	}
+	relabel.Flags().StringVar(&label, "label", "", "the new label")
+
+	rm := &cobra.Command{
+		Use: "rm SLUG ID", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
+		Example: "  sailtui snapshot rm shop ID --yes",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s of %s", args[1], args[0])); err != nil {
+				return err
+			}
+			if err := eng.DeleteSnapshot(cmd.Context(), args[0], args[1]); err != nil {
+				return err
+			}
+			s, err := eng.Store().GetSnapshot(cmd.Context(), args[1])
+			if err != nil {
+				return err
+			}
+			return printSnapshot(a, cmd, s)
+		},
+	}
+	rm.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
+
+	cmd.AddCommand(ls, create, restore, relabel, rm)
+	return cmd
+}
+
+func safetyRow(s engine.Snapshot) *snapshotRow {
+	if s.ID == "" {
+		return nil
+	}
+	r := snapRow(s)
+	return &r
+}

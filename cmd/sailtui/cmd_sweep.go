@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+type sweepFlags struct {
+	dryRun      bool
+	idle        time.Duration
+	asOf        string
+	concurrency int
+	deadline    time.Duration
+}
+
+func (s *sweepFlags) bind(fs *pflag.FlagSet) {
+	fs.BoolVar(&s.dryRun, "dry-run", false, "report what the sweep would do and change nothing")
+	fs.DurationVar(&s.idle, "idle", 0, "idle timeout for this sweep (default K8S_HIBERNATION_IDLE_MINUTES or 30m)")
+	fs.StringVar(&s.asOf, "as-of", "", "judge idleness and expiry as of this RFC3339 time")
+	fs.IntVar(&s.concurrency, "concurrency", 0, "projects hibernated at once (default SAILTUI_SWEEP_CONCURRENCY or 16)")
+	fs.DurationVar(&s.deadline, "deadline", 0, "stop taking new projects after this long; in-flight ones finish (0: none)")
+}
+
+func (s sweepFlags) options() (engine.SweepOptions, error) {
+	o := engine.SweepOptions{DryRun: s.dryRun, Idle: s.idle, Concurrency: s.concurrency}
+	if s.idle < 0 {
+		return o, fmt.Errorf("--idle %s: must be positive: %w", s.idle, engine.ErrBadInput)
+	}
+	if s.asOf != "" {
+		t, err := time.Parse(time.RFC3339, s.asOf)
+		if err != nil {
+			return o, fmt.Errorf("--as-of %q: want RFC3339 such as 2026-11-29T22:00:00Z: %w", s.asOf, engine.ErrBadInput)
+		}
+		o.AsOf = t.UTC()
+	}
+	return o, nil
+}
+
+// runSweep runs one sweep and prints its one-line JSON summary (or a table on a terminal).
+func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f sweepFlags, forceJSON bool) (engine.SweepReport, error) {
+	opts, err := f.options()
+	if err != nil {
+		return engine.SweepReport{}, err
+	}
+	eng, err := a.engine(ctx)
+	if err != nil {
+		return engine.SweepReport{}, err
+	}
+	if f.deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.deadline)
+		defer cancel()
+	}
+	var rep engine.SweepReport
+	switch which {
+	case "hibernate":
+		rep, err = eng.SweepHibernate(ctx, opts)
+	case "purge":
+		rep, err = eng.SweepPurge(ctx, opts)
+	default:
+		return rep, fmt.Errorf("unknown sweep %q: want hibernate or purge: %w", which, engine.ErrBadInput)
+	}
+	if err != nil {
+		return rep, err
+	}
+	if forceJSON || a.cfg.Output == "json" {
+		b, _ := json.Marshal(rep)
+		fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		return rep, nil
+	}
+	o := out{w: cmd.OutOrStdout()}
+	return rep, o.emit(rep, func(tw *tabwriter.Writer) {
+		fmt.Fprintf(tw, "sweep %s (as of %s, lock %s, dry run %v): %d selected in %dms\n",
+			rep.Sweep, rep.AsOf.Format(time.RFC3339), rep.Lock, rep.DryRun, rep.Selected, rep.DurationMS)
+		verb := "hibernated"
+		if rep.DryRun {
+			verb = "would hibernate"
+		}
+		lists := []struct {
+			name  string
+			items []engine.SweepItem
+		}{{verb, rep.Hibernated}, {"recovered", rep.Recovered}, {"purged", rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
+		for _, l := range lists {
+			for _, it := range l.items {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, it.Reason)
+			}
+		}
+		if rep.Sweep == "purge" {
+			fmt.Fprintf(tw, "freed\t%s\n", size(rep.FreedBytes))
+		}
+	})
+}
+
+func sweepCmd(a *app) *cobra.Command {
+	var f sweepFlags
+	cmd := &cobra.Command{
+		Use:   "sweep hibernate|purge",
+		Short: "Run one sweep: hibernate idle projects, or purge expired snapshots",
+		Example: `  sailtui sweep hibernate --dry-run
+  sailtui sweep hibernate --idle 10m
+  sailtui sweep purge --as-of 2027-01-01T00:00:00Z -o json`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"hibernate", "purge"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := runSweep(cmd.Context(), a, cmd, args[0], f, false)
+			if err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return exitError{1}
+			}
+			return nil
+		},
+	}
+	f.bind(cmd.Flags())
+	return cmd
+}
+
+// runHeadless is the CronJob form: JSON logs on stderr, one JSON summary line per sweep on
+// stdout, exit status 1 when any project failed.
+func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags) error {
+	var sweeps []string
+	switch which {
+	case "hibernate", "purge":
+		sweeps = []string{which}
+	case "all":
+		sweeps = []string{"hibernate", "purge"}
+	case "":
+		return fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput)
+	default:
+		return fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", which, engine.ErrBadInput)
+	}
+	failed := false
+	for _, s := range sweeps {
+		rep, err := runSweep(cmd.Context(), a, cmd, s, f, true)
+		if err != nil {
+			a.log.Error("sweep failed", "sweep", s, "err", err)
+			return err
+		}
+		a.log.Info("sweep finished", "sweep", s, "selected", rep.Selected, "failed", len(rep.Failed), "duration_ms", rep.DurationMS)
+		failed = failed || !rep.OK()
+	}
+	if failed {
+		return exitError{1}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/adrg/xdg"
+	"github.com/spf13/pflag"
+)
+
+// config is sailtui's configuration: flags win over the environment, the environment over
+// defaults. Environment names follow the reference platform where it has one.
+type config struct {
+	StateDir         string
+	Mode             string
+	IdleTimeout      time.Duration
+	OpTimeout        time.Duration
+	SweepConcurrency int
+	ReadOnly         bool
+	Output           string
+	Skin             string
+	ObjectPrefix     string
+	DefaultCommand   string
+	Yes              bool
+}
+
+// configVar documents one setting: the README's config table is this list.
+type configVar struct {
+	Env, Flag, Default, Meaning string
+}
+
+var configVars = []configVar{
+	{"SAILTUI_STATE_DIR", "--state-dir", "$XDG_DATA_HOME/sailtui", "where the embedded store, project directories, logs and archives live"},
+	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local (docker and kubernetes are later issues)"},
+	{"K8S_HIBERNATION_IDLE_MINUTES", "--idle (sweep)", "30", "minutes without activity before the sweep hibernates a project"},
+	{"SAILTUI_OP_TIMEOUT", "", "10m", "an operation silent this long is taken over (a holder on this host known dead at once)"},
+	{"SAILTUI_SWEEP_CONCURRENCY", "--concurrency (sweep)", "16", "projects hibernated at once by one sweep"},
+	{"SAILTUI_READONLY", "--readonly", "false", "refuse every action that changes something"},
+	{"SAILTUI_SKIN", "--skin", "dark", "console colours: dark or light (NO_COLOR turns colour off)"},
+	{"S3_PROJECTS_PREFIX", "", "projects", "key prefix of snapshot archives"},
+	{"SAILTUI_DEFAULT_COMMAND", "", "sailtui devserver --dir . --port \"$PORT\"", "what a container runs when neither it nor its TESSLATE.md names a command"},
+}
+
+func defaultConfig() config {
+	return config{
+		StateDir:         filepath.Join(xdg.DataHome, "sailtui"),
+		Mode:             "local",
+		IdleTimeout:      30 * time.Minute,
+		OpTimeout:        10 * time.Minute,
+		SweepConcurrency: 16,
+		Output:           "table",
+		Skin:             "dark",
+		ObjectPrefix:     "projects",
+		DefaultCommand:   defaultCommand(),
+	}
+}
+
+// fromEnv applies the environment over the defaults; bad values are errors, not silently ignored.
+func (c *config) fromEnv() error {
+	str := func(name string, dst *string) {
+		if v := os.Getenv(name); v != "" {
+			*dst = v
+		}
+	}
+	str("SAILTUI_STATE_DIR", &c.StateDir)
+	str("DEPLOYMENT_MODE", &c.Mode)
+	str("SAILTUI_SKIN", &c.Skin)
+	str("S3_PROJECTS_PREFIX", &c.ObjectPrefix)
+	str("SAILTUI_DEFAULT_COMMAND", &c.DefaultCommand)
+	if v := os.Getenv("K8S_HIBERNATION_IDLE_MINUTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("K8S_HIBERNATION_IDLE_MINUTES=%q: want a positive number of minutes", v)
+		}
+		c.IdleTimeout = time.Duration(n) * time.Minute
+	}
+	if v := os.Getenv("SAILTUI_OP_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("SAILTUI_OP_TIMEOUT=%q: want a positive duration such as 10m", v)
+		}
+		c.OpTimeout = d
+	}
+	if v := os.Getenv("SAILTUI_SWEEP_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 1024 {
+			return fmt.Errorf("SAILTUI_SWEEP_CONCURRENCY=%q: want a number from 1 to 1024", v)
+		}
+		c.SweepConcurrency = n
+	}
+	if v := os.Getenv("SAILTUI_READONLY"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("SAILTUI_READONLY=%q: want true or false", v)
+		}
+		c.ReadOnly = b
+	}
+	return nil
+}
+
+// bindGlobal registers the flags every command shares.
+func (c *config) bindGlobal(fs *pflag.FlagSet) {
+	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "state directory (env SAILTUI_STATE_DIR)")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local (env DEPLOYMENT_MODE)")
+	fs.StringVarP(&c.Output, "output", "o", c.Output, "output format: table or json")
+	fs.BoolVar(&c.ReadOnly, "readonly", c.ReadOnly, "refuse every action that changes something (env SAILTUI_READONLY)")
+}
+
+func (c *config) validate() error {
+	switch c.Output {
+	case "table", "json":
+	default:
+		return fmt.Errorf("--output %q: want table or json", c.Output)
+	}
+	switch strings.ToLower(c.Mode) {
+	case "local", "":
+		c.Mode = "local"
+	case "docker", "kubernetes":
+		return fmt.Errorf("DEPLOYMENT_MODE=%s is not available in this build yet; use local", c.Mode)
+	default:
+		return fmt.Errorf("DEPLOYMENT_MODE=%q: want local, docker or kubernetes", c.Mode)
+	}
+	if c.StateDir == "" {
+		return fmt.Errorf("state directory is empty: set --state-dir or SAILTUI_STATE_DIR")
+	}
+	abs, err := filepath.Abs(c.StateDir)
+	if err != nil {
+		return fmt.Errorf("state directory %q: %w", c.StateDir, err)
+	}
+	c.StateDir = abs
+	return nil
+}

@@ -1,0 +1,153 @@
+// Command sailtui is the operator's console for per-project dev environments, and the headless
+// sweeps a Kubernetes CronJob runs. It only wires flags and config to the engine, the backends
+// and the UI.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// version is set at build time (-ldflags "-X main.version=...").
+var version = "dev"
+
+// exitError carries a specific exit code (exec passes the command's own through).
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRoot().ExecuteContext(ctx)
+	stop()
+	if err == nil {
+		return
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "sailtui:", err)
+	switch {
+	case errors.Is(err, engine.ErrBadInput), errors.Is(err, engine.ErrBadPath):
+		os.Exit(2)
+	}
+	os.Exit(1)
+}
+
+// app carries the config and opens the engine on first use, so --help and flag errors never
+// touch the state directory.
+type app struct {
+	cfg   config
+	log   *slog.Logger
+	parts *parts
+}
+
+func (a *app) engine(ctx context.Context) (*engine.Engine, error) {
+	if a.parts != nil {
+		return a.parts.eng, nil
+	}
+	if err := a.cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, engine.ErrBadInput)
+	}
+	p, err := openEngine(ctx, a.cfg, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.parts = p
+	return p.eng, nil
+}
+
+func (a *app) close() {
+	if a.parts != nil {
+		a.parts.close()
+	}
+}
+
+func (a *app) out(cmd *cobra.Command) out {
+	return out{w: cmd.OutOrStdout(), json: a.cfg.Output == "json"}
+}
+
+// withProgress returns ctx reporting to a progress bar on the terminal, and a func to clear it.
+func (a *app) withProgress(ctx context.Context) (context.Context, func()) {
+	bar := newProgressBar(a.cfg.Output == "json")
+	return engine.WithProgress(ctx, bar.report), bar.done
+}
+
+func newRoot() *cobra.Command {
+	a := &app{cfg: defaultConfig()}
+	envErr := a.cfg.fromEnv()
+	var (
+		demo     bool
+		headless bool
+		sweep    string
+		sw       sweepFlags
+	)
+	root := &cobra.Command{
+		Use:   "sailtui",
+		Short: "Operator's console for fleets of per-project dev environments",
+		Long: `sailtui runs and watches per-project dev environments: projects with several containers,
+their files, logs and snapshot timelines, idle hibernation and restore.
+
+Without a command it opens the console. With --headless --sweep=... it runs one sweep and exits,
+as a Kubernetes CronJob does.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if envErr != nil {
+				return fmt.Errorf("%w: %w", envErr, engine.ErrBadInput)
+			}
+			level := slog.LevelWarn
+			if headless {
+				a.log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			} else {
+				a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			}
+			return nil
+		},
+		PersistentPostRun: func(*cobra.Command, []string) { a.close() },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if headless {
+				return runHeadless(cmd, a, sweep, sw)
+			}
+			if sweep != "" {
+				return fmt.Errorf("--sweep needs --headless (or use: sailtui sweep %s): %w", sweep, engine.ErrBadInput)
+			}
+			return runConsole(cmd, a, demo)
+		},
+	}
+	a.cfg.bindGlobal(root.PersistentFlags())
+	root.Flags().BoolVar(&demo, "demo", false, "seed a demo workspace when the state is empty")
+	root.Flags().StringVar(&a.cfg.Skin, "skin", a.cfg.Skin, "console colours: dark or light (env SAILTUI_SKIN; NO_COLOR disables colour)")
+	root.Flags().BoolVar(&headless, "headless", false, "run without the console (with --sweep)")
+	root.Flags().StringVar(&sweep, "sweep", "", "headless sweep to run: hibernate, purge or all")
+	sw.bind(root.Flags())
+
+	root.AddCommand(
+		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a),
+		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
+		eventsCmd(a), devserverCmd(), versionCmd(),
+	)
+	return root
+}
+
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "sailtui", version)
+		},
+	}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// The test binary doubles as the sailtui binary: with SAILTUI_TEST_MAIN=1 it runs main(), so the
+// end-to-end tests drive the real command line (and its SIGKILL crash hook) without a second build.
+func TestMain(m *testing.M) {
+	if os.Getenv("SAILTUI_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// selfCommand is the default container command in tests: this binary's devserver.
+func selfCommand() string {
+	return `SAILTUI_TEST_MAIN=1 ` + shellQuote(os.Args[0]) + ` devserver --dir . --port "$PORT"`
+}
+
+// cli runs sailtui commands against one state directory and stops every process it left running
+// when the test ends.
+type cli struct {
+	t     *testing.T
+	state string
+	env   []string
+}
+
+func newCLI(t *testing.T) *cli {
+	t.Helper()
+	c := &cli{t: t, state: t.TempDir()}
+	t.Cleanup(func() { stopEverything(t, c.state) })
+	return c
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (c *cli) runIn(stdin io.Reader, env []string, args ...string) result {
+	c.t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
+	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), append(c.env, env...)...)
+	cmd.Stdin = stdin
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("run sailtui %v: %v", args, err)
+	}
+	return result{so.String(), se.String(), code}
+}
+
+func (c *cli) run(args ...string) result {
+	c.t.Helper()
+	return c.runIn(nil, nil, args...)
+}
+
+// ok runs a command that must succeed.
+func (c *cli) ok(args ...string) string {
+	c.t.Helper()
+	r := c.run(args...)
+	if r.code != 0 {
+		c.t.Fatalf("sailtui %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	return r.stdout
+}
+
+func (c *cli) json(v any, args ...string) {
+	c.t.Helper()
+	out := c.ok(append(args, "-o", "json")...)
+	if err := json.Unmarshal([]byte(out), v); err != nil {
+		c.t.Fatalf("sailtui %s: bad JSON %q: %v", strings.Join(args, " "), out, err)
+	}
+}
+
+// stopEverything stops the containers of every project in a state dir: tests leave no process.
+func stopEverything(t *testing.T, state string) {
+	cfg := defaultConfig()
+	cfg.StateDir = state
+	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	defer p.close()
+	ps, err := p.store.ListProjects(context.Background(), engine.ProjectFilter{})
+	if err != nil {
+		t.Logf("cleanup: %v", err)
+		return
+	}
+	for _, pr := range ps {
+		cs, _ := p.store.ListContainers(context.Background(), pr.ID)
+		if err := p.eng.Runtime().StopProject(context.Background(), pr, cs); err != nil {
+			t.Logf("cleanup: stop %s: %v", pr.Slug, err)
+		}
+	}
+}
+
+// treeDigest describes a tree exactly: every path with its type, mode, symlink target and
+// content hash. Two trees are byte-identical when their digests are equal.
+func treeDigest(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = "link " + target
+		case info.IsDir():
+			out[rel] = fmt.Sprintf("dir %v", info.Mode().Perm())
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			sum := sha256.Sum256(b)
+			out[rel] = fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(sum[:8]))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("digest %s: %v", root, err)
+	}
+	return out
+}
+
+func diffDigests(a, b map[string]string) string {
+	var keys []string
+	seen := map[string]bool{}
+	for k := range a {
+		keys, seen[k] = append(keys, k), true
+	}
+	for k := range b {
+		if !seen[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var d []string
+	for _, k := range keys {
+		if a[k] != b[k] {
+			d = append(d, fmt.Sprintf("%s: %q != %q", k, a[k], b[k]))
+		}
+	}
+	return strings.Join(d, "\n")
+}
+
+// waitHTTP polls url until it answers 200 with a body containing want.
+func waitHTTP(t *testing.T, url, want string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var last string
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url)
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.Contains(string(b), want) {
+				return
+			}
+			last = fmt.Sprintf("status %d body %q", resp.StatusCode, b)
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("GET %s never served %q: %s", url, want, last)
+}
+
+// writeSource lays out a project source: a root container and a web container.
+func writeSource(t *testing.T) string {
+	t.Helper()
+	src := t.TempDir()
+	files := map[string]string{
+		"TESSLATE.md":       "# App\n\n## Development Server\n\n```bash\n# serve the root\n" + selfCommand() + "\n```\n",
+		"index.html":        "<h1>root app</h1>\n",
+		"web/TESSLATE.md":   "# Web\n\n## Framework Configuration\n\n**Frontend**: Vite + React\n",
+		"web/index.html":    "<h1>web container</h1>\n",
+		"web/src/main.js":   "console.log('hi')\n",
+		"scripts/build.sh":  "#!/bin/sh\necho build\n",
+		"data/\xff\xfe.bin": "non-utf8 name\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(t, os.Chmod(filepath.Join(src, "scripts/build.sh"), 0o755))
+	must(t, os.Symlink("web/index.html", filepath.Join(src, "link-to-web")))
+	must(t, os.Symlink("does-not-exist", filepath.Join(src, "dangling")))
+	must(t, os.MkdirAll(filepath.Join(src, "empty/dir"), 0o750))
+	return src
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/mattn/go-isatty"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// out writes a command's result as a table or as JSON (stable field names, documented in the
+// README). JSON output never carries progress or prompts.
+type out struct {
+	w    io.Writer
+	json bool
+}
+
+func (o out) emit(v any, table func(tw *tabwriter.Writer)) error {
+	if o.json {
+		enc := json.NewEncoder(o.w)
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	}
+	tw := tabwriter.NewWriter(o.w, 0, 4, 2, ' ', 0)
+	table(tw)
+	return tw.Flush()
+}
+
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())
+}
+
+func ago(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := now.Sub(t)
+	switch {
+	case d < 0:
+		return "in " + (-d).Round(time.Second).String()
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}
+
+func size(n int64) string {
+	if n <= 0 {
+		return "-"
+	}
+	return humanize.IBytes(uint64(n))
+}
+
+// progressBar draws the engine's progress reports on stderr, one line redrawn in place; it
+// draws nothing when stderr is not a terminal or the output is JSON.
+type progressBar struct {
+	mu      sync.Mutex
+	w       io.Writer
+	enabled bool
+	last    time.Time
+	drawn   bool
+}
+
+func newProgressBar(jsonOut bool) *progressBar {
+	return &progressBar{w: os.Stderr, enabled: !jsonOut && isTerminal(os.Stderr)}
+}
+
+func (b *progressBar) report(p engine.Progress) {
+	if !b.enabled {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := time.Now()
+	if now.Sub(b.last) < 80*time.Millisecond && p.Total != p.Done {
+		return
+	}
+	b.last = now
+	const width = 30
+	bar := strings.Repeat("·", width)
+	amount := ""
+	if p.Total > 0 {
+		n := int(float64(width) * float64(min(p.Done, p.Total)) / float64(p.Total))
+		bar = strings.Repeat("█", n) + strings.Repeat("·", width-n)
+		amount = fmt.Sprintf("%s / %s", humanize.IBytes(uint64(p.Done)), humanize.IBytes(uint64(p.Total)))
+	} else if p.Done > 0 {
+		amount = humanize.IBytes(uint64(p.Done))
+	}
+	fmt.Fprintf(b.w, "\r\x1b[2K%-9s %-8s %s %s", p.Op, p.Phase, bar, amount)
+	b.drawn = true
+}
+
+func (b *progressBar) done() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.drawn {
+		fmt.Fprint(b.w, "\r\x1b[2K")
+		b.drawn = false
+	}
+}
+
+// confirm asks on a terminal; elsewhere a destructive action needs --yes.
+func confirm(cfg config, what string) error {
+	if cfg.Yes {
+		return nil
+	}
+	if !isTerminal(os.Stdin) || !isTerminal(os.Stderr) {
+		return fmt.Errorf("%s is destructive: pass --yes to confirm when not on a terminal", what)
+	}
+	fmt.Fprintf(os.Stderr, "%s? [y/N] ", what)
+	line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return nil
+	}
+	return fmt.Errorf("%s: not confirmed", what)
+}

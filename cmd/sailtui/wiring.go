@@ -1,0 +1,95 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sailtui/sailtui/backends/dirstore"
+	"github.com/sailtui/sailtui/backends/local"
+	"github.com/sailtui/sailtui/backends/sqlite"
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
+)
+
+// parts is what openEngine built, for commands that need more than the engine (describe, close).
+type parts struct {
+	eng   *engine.Engine
+	store engine.Store
+	close func()
+}
+
+// openEngine selects Runtime, Volumes, Store and ObjectStore from the config. With no config at
+// all this is the embedded default: local runtime, SQLite store, directory object store.
+// Tests pass tweaks to swap or wrap parts of the engine config.
+func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...func(*engine.Config)) (*parts, error) {
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
+	}
+	store, err := sqlite.Open(ctx, filepath.Join(cfg.StateDir, "sailtui.db"))
+	if err != nil {
+		return nil, fmt.Errorf("open store in %s: %w", cfg.StateDir, err)
+	}
+	rt, err := local.New(local.Config{
+		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
+		RunDir:      filepath.Join(cfg.StateDir, "run"),
+		LogDir:      filepath.Join(cfg.StateDir, "logs"),
+	})
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("local runtime: %w", err)
+	}
+	objects, err := dirstore.New(filepath.Join(cfg.StateDir, "objects"))
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("object store: %w", err)
+	}
+	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
+	ecfg := engine.Config{
+		Store: store, Runtime: rt, Volumes: vols, Logger: log,
+		IdleTimeout: cfg.IdleTimeout, OpTimeout: cfg.OpTimeout, SweepConcurrency: cfg.SweepConcurrency,
+		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
+	}
+	for _, t := range tweaks {
+		t(&ecfg)
+	}
+	eng, err := engine.New(ecfg)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return &parts{eng: eng, store: store, close: func() { store.Close() }}, nil
+}
+
+// defaultCommand serves a container's directory with this binary's devserver when the container
+// has no command of its own.
+func defaultCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = "sailtui"
+	}
+	return shellQuote(exe) + ` devserver --dir . --port "$PORT"`
+}
+
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// crashHook lets the crash-safety tests kill this process (SIGKILL, no cleanup) right after a
+// named journaled step: SAILTUI_TEST_CRASH_AT=hibernate:snapshot-written.
+func crashHook() func(engine.OpKind, string) {
+	at := os.Getenv("SAILTUI_TEST_CRASH_AT")
+	if at == "" {
+		return nil
+	}
+	return func(kind engine.OpKind, step string) {
+		if string(kind)+":"+step == at {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+	}
+}

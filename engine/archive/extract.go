@@ -1,0 +1,351 @@
+package archive
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Limits caps what one extraction may write, so a small hostile archive cannot fill the disk or
+// exhaust inodes. Zero or negative fields take the defaults.
+type Limits struct {
+	// MaxBytes caps the total payload (sum of file sizes). Default DefaultMaxBytes.
+	MaxBytes int64
+	// MaxFiles caps the number of entries of any kind. Default DefaultMaxFiles.
+	MaxFiles int64
+	// MaxEntrySize caps a single file. Default: MaxBytes.
+	MaxEntrySize int64
+}
+
+// Default extraction limits: far above any development project, far below a disk.
+const (
+	DefaultMaxBytes = 64 << 30
+	DefaultMaxFiles = 5_000_000
+)
+
+// maxTrailing is how much data may follow the tar end marker inside the compressed stream (tar
+// implementations pad to their record size, GNU tar to 10 KiB); anything longer is refused
+// rather than decompressed without bound.
+const maxTrailing = 1 << 20
+
+// maxWindow caps the zstd window a stream may ask for, the decoder's main memory cost. 128 MiB
+// is the zstd command line's own default limit, so anything it decodes without flags we decode.
+const maxWindow = 128 << 20
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultMaxFiles
+	}
+	if l.MaxEntrySize <= 0 {
+		l.MaxEntrySize = l.MaxBytes
+	}
+	return l
+}
+
+// Extract unpacks a zstd-compressed tar stream (as made by Write) into target, creating it if
+// needed. Every archive is treated as hostile (DESIGN.md invariant 8); an entry is refused, and
+// the extraction stops, when its name is absolute or contains "..", when any parent of it is a
+// symlink (nothing is ever written through a symlink, whether the archive made it or it was
+// there before), when it is a symlink pointing outside target (see checkLinkTarget), when it is
+// a hard link (Write never makes them, so all are refused rather than judged), a device node,
+// a fifo or another special type, when it would replace an existing entry (duplicates included;
+// an existing directory may be named again), and when the Limits would be exceeded. Errors name
+// the entry and wrap engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or
+// engine.ErrBadInput (limits).
+//
+// Permission bits (setuid, setgid and sticky are dropped) and modification times are restored;
+// directories get theirs after their contents are written. Ownership is not restored: files
+// belong to the extracting user. Entries written before an error are left in target; extract
+// into a fresh directory and remove it on failure.
+//
+// The checks assume nothing else modifies target while Extract runs.
+func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats, error) {
+	x := &extractor{
+		ctx:    ctx,
+		target: target,
+		lim:    lim.withDefaults(),
+		dirs:   map[string]struct{}{"": {}},
+		buf:    make([]byte, copyBufSize),
+	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return x.st, fmt.Errorf("extract: %w", err)
+	}
+	dec, err := zstd.NewReader(r,
+		zstd.WithDecoderConcurrency(0),
+		zstd.WithDecoderMaxWindow(maxWindow),
+	)
+	if err != nil {
+		return x.st, fmt.Errorf("extract: %w", err)
+	}
+	defer dec.Close()
+
+	src := &eofReader{r: dec}
+	if err := x.run(tar.NewReader(src)); err != nil {
+		return x.st, err
+	}
+	if src.hitEOF {
+		return x.st, fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
+	}
+	// Reading to the end of the zstd stream is what verifies its frame checksum.
+	n, err := io.CopyN(io.Discard, dec, maxTrailing+1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return x.st, fmt.Errorf("extract: read archive end: %w", err)
+	}
+	if n > maxTrailing {
+		return x.st, fmt.Errorf("extract: more than %d bytes after the end of the archive: %w", maxTrailing, engine.ErrBadInput)
+	}
+	if err := x.finishDirs(); err != nil {
+		return x.st, err
+	}
+	return x.st, nil
+}
+
+type dirMeta struct {
+	name  string
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+type extractor struct {
+	ctx     context.Context
+	target  string
+	lim     Limits
+	st      Stats
+	entries int64
+	// dirs holds the directories (clean relative names) known to be real directories: created
+	// by this extraction or checked with Lstat. A name is added only after that check, and
+	// extraction never removes or replaces anything, so a parent found here cannot be a symlink.
+	dirs    map[string]struct{}
+	dirMeta []dirMeta
+	buf     []byte
+}
+
+func (x *extractor) run(tr *tar.Reader) error {
+	for {
+		if err := x.ctx.Err(); err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		// ErrInsecurePath (only with GODEBUG=tarinsecurepath=0) comes with a usable header;
+		// the checks below give the more precise reason.
+		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
+			return fmt.Errorf("extract: read archive: %w", err)
+		}
+		if err := x.entry(hdr, tr); err != nil {
+			return fmt.Errorf("extract %q: %w", hdr.Name, err)
+		}
+	}
+}
+
+func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		// Global PAX records (git archive writes one) carry no file.
+		return nil
+	}
+	x.entries++
+	if x.entries > x.lim.MaxFiles {
+		return fmt.Errorf("more than %d entries: %w", x.lim.MaxFiles, engine.ErrBadInput)
+	}
+	name, err := cleanName(hdr.Name)
+	if err != nil {
+		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
+	}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		return x.dir(name, hdr)
+	case tar.TypeReg, '\x00': // '\x00' is the pre-POSIX regular file type.
+		return x.file(name, hdr, tr)
+	case tar.TypeSymlink:
+		return x.symlink(name, hdr)
+	case tar.TypeLink:
+		return fmt.Errorf("hard link to %q: hard links are not allowed: %w", hdr.Linkname, engine.ErrBadPath)
+	case tar.TypeChar, tar.TypeBlock:
+		return fmt.Errorf("device nodes are not allowed: %w", engine.ErrBadPath)
+	case tar.TypeFifo:
+		return fmt.Errorf("fifos are not allowed: %w", engine.ErrBadPath)
+	default:
+		return fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
+	}
+}
+
+func (x *extractor) abs(name string) string {
+	if name == "" {
+		return x.target
+	}
+	return filepath.Join(x.target, filepath.FromSlash(name))
+}
+
+// ensureDir makes sure name is a real directory, creating it and its parents as needed, and
+// refuses when any of them is a symlink or not a directory.
+func (x *extractor) ensureDir(name string) error {
+	if _, ok := x.dirs[name]; ok {
+		return nil
+	}
+	if err := x.ensureDir(parentOf(name)); err != nil {
+		return err
+	}
+	p := x.abs(name)
+	// Mkdir first: in a fresh target it succeeds, which proves a real directory in one syscall.
+	err := os.Mkdir(p, 0o755)
+	if errors.Is(err, fs.ErrExist) {
+		fi, lerr := os.Lstat(p)
+		switch {
+		case lerr != nil:
+			err = lerr
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%q is a symlink; refusing to write through it: %w", name, engine.ErrBadPath)
+		case !fi.IsDir():
+			return fmt.Errorf("%q exists and is not a directory: %w", name, engine.ErrExists)
+		default:
+			err = nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	x.dirs[name] = struct{}{}
+	return nil
+}
+
+func (x *extractor) dir(name string, hdr *tar.Header) error {
+	if err := x.ensureDir(name); err != nil {
+		return err
+	}
+	x.st.Dirs++
+	x.dirMeta = append(x.dirMeta, dirMeta{name: name, mode: fs.FileMode(hdr.Mode) & fs.ModePerm, mtime: hdr.ModTime})
+	return nil
+}
+
+func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("regular file names the target itself: %w", engine.ErrBadPath)
+	case hdr.Size < 0:
+		return fmt.Errorf("negative size: %w", engine.ErrBadInput)
+	case hdr.Size > x.lim.MaxEntrySize:
+		return fmt.Errorf("size %d over the per-entry limit of %d bytes: %w", hdr.Size, x.lim.MaxEntrySize, engine.ErrBadInput)
+	case x.st.Bytes+hdr.Size > x.lim.MaxBytes:
+		return fmt.Errorf("archive expands past the limit of %d bytes: %w", x.lim.MaxBytes, engine.ErrBadInput)
+	}
+	if err := x.ensureDir(parentOf(name)); err != nil {
+		return err
+	}
+	p := x.abs(name)
+	// O_EXCL refuses an existing name, symlinks included, so nothing is written through a
+	// symlink at the last component either.
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+	}
+	if err != nil {
+		return err
+	}
+	err = x.copyTo(f, r, hdr.Size)
+	if err == nil {
+		err = f.Chmod(fs.FileMode(hdr.Mode) & fs.ModePerm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = lchtimes(p, hdr.ModTime, false)
+	}
+	if err != nil {
+		return err
+	}
+	x.st.Files++
+	x.st.Bytes += hdr.Size
+	return nil
+}
+
+func (x *extractor) copyTo(f *os.File, r io.Reader, size int64) error {
+	for remaining := size; remaining > 0; {
+		n, err := io.ReadFull(r, x.buf[:min(remaining, int64(len(x.buf)))])
+		if err != nil {
+			return fmt.Errorf("read archive: %w", err)
+		}
+		if _, err := f.Write(x.buf[:n]); err != nil {
+			return err
+		}
+		remaining -= int64(n)
+		if remaining > 0 {
+			if err := x.ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (x *extractor) symlink(name string, hdr *tar.Header) error {
+	if name == "" {
+		return fmt.Errorf("symlink names the target itself: %w", engine.ErrBadPath)
+	}
+	if err := checkLinkTarget(name, hdr.Linkname); err != nil {
+		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
+	}
+	if err := x.ensureDir(parentOf(name)); err != nil {
+		return err
+	}
+	p := x.abs(name)
+	err := os.Symlink(hdr.Linkname, p)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+	}
+	if err != nil {
+		return err
+	}
+	if err := lchtimes(p, hdr.ModTime, true); err != nil {
+		return err
+	}
+	x.st.Symlinks++
+	return nil
+}
+
+// finishDirs applies directory modes and times last: writing a directory's contents changes
+// its mtime, and a read-only mode would block them.
+func (x *extractor) finishDirs() error {
+	for i := len(x.dirMeta) - 1; i >= 0; i-- {
+		d := x.dirMeta[i]
+		p := x.abs(d.name)
+		if err := os.Chmod(p, d.mode); err != nil {
+			return fmt.Errorf("extract %q: %w", d.name, err)
+		}
+		if err := lchtimes(p, d.mtime, false); err != nil {
+			return fmt.Errorf("extract %q: %w", d.name, err)
+		}
+	}
+	return nil
+}
+
+// eofReader notes when the stream ran out. archive/tar reports a stream that stops cleanly
+// between two entries exactly like one that ends with the end-of-archive marker; only the marker
+// proves the archive is complete, and reading it never needs the stream's end.
+type eofReader struct {
+	r      io.Reader
+	hitEOF bool
+}
+
+func (e *eofReader) Read(b []byte) (int, error) {
+	n, err := e.r.Read(b)
+	if n == 0 && errors.Is(err, io.EOF) {
+		e.hitEOF = true
+	}
+	return n, err
+}

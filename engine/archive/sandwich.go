@@ -1,0 +1,436 @@
+package archive
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// BackendName is what Sandwich stores in Snapshot.Backend.
+const BackendName = "archive"
+
+// DefaultPrefix is the first component of every object key unless SandwichOptions says otherwise.
+const DefaultPrefix = "projects"
+
+// restoreTag marks the temporary siblings of a storage directory made by Restore; leftovers of
+// an interrupted restore are recognised by it and removed by the next one.
+const restoreTag = ".restore-"
+
+// StorageDirs tells the sandwich where a project's storage lives: the one directory holding all
+// of it, which is what a snapshot captures and a restore replaces.
+type StorageDirs interface {
+	StorageDir(p engine.Project) string
+}
+
+// SandwichOptions tunes a Sandwich. The zero value is usable.
+type SandwichOptions struct {
+	// Prefix is the first part of object keys (default DefaultPrefix); it may contain slashes.
+	Prefix string
+	// Exclude is passed to Write (nil: DefaultExcludes).
+	Exclude []string
+	// Limits caps restores (zero fields: the defaults).
+	Limits Limits
+}
+
+// Sandwich is the engine.Volumes that stores a project's storage directory as one archive
+// object (Write's format) in an engine.ObjectStore: the "S3 sandwich" of DESIGN.md. The SHA-256
+// of the stored bytes is recorded at creation and checked when verifying and when restoring.
+type Sandwich struct {
+	store  engine.ObjectStore
+	dirs   StorageDirs
+	prefix string
+	opts   SandwichOptions
+}
+
+var _ engine.Volumes = (*Sandwich)(nil)
+
+// NewSandwich returns a Sandwich keeping archives in store.
+func NewSandwich(store engine.ObjectStore, dirs StorageDirs, opts SandwichOptions) *Sandwich {
+	prefix := strings.Trim(opts.Prefix, "/")
+	if prefix == "" {
+		prefix = DefaultPrefix
+	}
+	return &Sandwich{store: store, dirs: dirs, prefix: prefix, opts: opts}
+}
+
+// Name implements engine.Volumes.
+func (s *Sandwich) Name() string { return BackendName }
+
+// Key is the object key of a snapshot: <prefix>/<owner or "_">/<project-id>/<snapshot-id>.tar.zst.
+// Each part is path-escaped, so an owner such as "a/b" cannot add a level or climb out.
+func (s *Sandwich) Key(owner, projectID, snapshotID string) (string, error) {
+	if owner == "" {
+		owner = "_"
+	}
+	parts := []string{s.prefix}
+	for _, v := range []struct{ what, val string }{{"owner", owner}, {"project id", projectID}, {"snapshot id", snapshotID}} {
+		seg := url.PathEscape(v.val)
+		if seg == "" || seg == "." || seg == ".." {
+			return "", fmt.Errorf("archive key: %s %q not usable: %w", v.what, v.val, engine.ErrBadInput)
+		}
+		parts = append(parts, seg)
+	}
+	return strings.Join(parts, "/") + ".tar.zst", nil
+}
+
+// location is where snapshot s lives: its recorded Location, or the key Create would have used
+// (so Delete also clears what an interrupted Create may have left).
+func (s *Sandwich) location(snap engine.Snapshot) (string, error) {
+	if snap.Backend != "" && snap.Backend != BackendName {
+		return "", fmt.Errorf("archive: snapshot %s belongs to backend %q: %w", snap.ID, snap.Backend, engine.ErrBadInput)
+	}
+	if snap.Location != "" {
+		return snap.Location, nil
+	}
+	return s.Key(snap.Owner, snap.ProjectID, snap.ID)
+}
+
+// Create implements engine.Volumes: Write streams through a pipe into store.Put while the
+// compressed bytes are counted and hashed on the way, so memory stays bounded whatever the size
+// of the project. A failure on either side fails both, and the store is left without an object.
+func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+	fail := func(err error) (engine.Snapshot, error) {
+		return snap, fmt.Errorf("archive: create snapshot %s of project %s: %w", snap.ID, p.ID, err)
+	}
+	dir := s.dirs.StorageDir(p)
+	if dir == "" {
+		return fail(fmt.Errorf("no storage directory: %w", engine.ErrBadInput))
+	}
+	// A missing storage directory is an error, never an empty snapshot (invariant 1).
+	if fi, err := os.Stat(dir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fail(fmt.Errorf("storage %s: %w", dir, engine.ErrNotFound))
+		}
+		return fail(err)
+	} else if !fi.IsDir() {
+		return fail(fmt.Errorf("storage %s is not a directory: %w", dir, engine.ErrBadInput))
+	}
+	key, err := s.Key(p.Owner, p.ID, snap.ID)
+	if err != nil {
+		return fail(err)
+	}
+
+	opts := WriteOptions{Exclude: s.opts.Exclude}
+	if progress != nil {
+		op := createOp(snap.Type)
+		opts.Progress = func(done, total int64) {
+			progress(engine.Progress{ProjectID: p.ID, Op: op, Phase: "archive", Done: done, Total: total})
+		}
+	}
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	pr, pw := io.Pipe()
+	out := &hashCounter{w: pw, h: sha256.New()}
+	werrc := make(chan error, 1)
+	go func() {
+		_, err := Write(wctx, dir, out, opts)
+		// A nil error closes the pipe with EOF; any other reaches Put as a read error, which
+		// makes it fail instead of storing a truncated archive.
+		pw.CloseWithError(err)
+		werrc <- err
+	}()
+	info, putErr := s.store.Put(ctx, key, pr)
+	if putErr != nil {
+		cancel()
+		pr.CloseWithError(putErr)
+	}
+	werr := <-werrc
+	switch {
+	case werr != nil:
+		if putErr == nil {
+			// The store took a stream that ended in an error as complete; undo that.
+			_ = s.store.Delete(context.WithoutCancel(ctx), key)
+		}
+		return fail(werr)
+	case putErr != nil:
+		return fail(fmt.Errorf("store %s: %w", key, putErr))
+	case info.Size != out.n:
+		_ = s.store.Delete(context.WithoutCancel(ctx), key)
+		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.n, engine.ErrChecksum))
+	}
+	snap.Location = key
+	snap.SizeBytes = out.n
+	snap.SHA256 = hex.EncodeToString(out.h.Sum(nil))
+	snap.Backend = BackendName
+	return snap, nil
+}
+
+// WaitReady implements engine.Volumes. An archive is complete once Put returned, so waiting is
+// verifying: the object is read back in full and its SHA-256 compared with the recorded one.
+// On success the snapshot is returned with Status SnapshotReady (ReadyAt is left to the engine,
+// which owns the clock).
+func (s *Sandwich) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
+	fail := func(err error) (engine.Snapshot, error) {
+		return snap, fmt.Errorf("archive: verify snapshot %s: %w", snap.ID, err)
+	}
+	key, err := s.location(snap)
+	if err != nil {
+		return fail(err)
+	}
+	if snap.SHA256 == "" {
+		return fail(fmt.Errorf("no recorded checksum to verify against: %w", engine.ErrBadInput))
+	}
+	info, err := s.store.Head(ctx, key)
+	if err != nil {
+		return fail(fmt.Errorf("object %s: %w", key, err))
+	}
+	if snap.SizeBytes > 0 && info.Size != snap.SizeBytes {
+		return fail(fmt.Errorf("object %s has %d bytes, recorded %d: %w", key, info.Size, snap.SizeBytes, engine.ErrChecksum))
+	}
+	rc, err := s.store.Get(ctx, key)
+	if err != nil {
+		return fail(fmt.Errorf("object %s: %w", key, err))
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, ctxReader{ctx: ctx, r: rc}); err != nil {
+		return fail(fmt.Errorf("read object %s: %w", key, err))
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, snap.SHA256) {
+		return fail(fmt.Errorf("object %s: %w: recorded %s, stored object has %s", key, engine.ErrChecksum, snap.SHA256, got))
+	}
+	snap.Status = engine.SnapshotReady
+	return snap, nil
+}
+
+// Restore implements engine.Volumes. The archive is extracted into a fresh sibling of the
+// storage directory (same filesystem, so the final rename is atomic) while its bytes are hashed.
+// Only when the extraction succeeded and the checksum matches is the new tree swapped in;
+// otherwise the sibling is removed and the existing storage is untouched.
+func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+	fail := func(err error) error {
+		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
+	}
+	key, err := s.location(snap)
+	if err != nil {
+		return fail(err)
+	}
+	if snap.SHA256 == "" {
+		return fail(fmt.Errorf("no recorded checksum to verify against: %w", engine.ErrBadInput))
+	}
+	dir := s.dirs.StorageDir(p)
+	if dir == "" {
+		return fail(fmt.Errorf("no storage directory: %w", engine.ErrBadInput))
+	}
+	dir = filepath.Clean(dir)
+	parent, base := filepath.Dir(dir), filepath.Base(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fail(err)
+	}
+	removeStale(parent, base)
+	tmp, err := os.MkdirTemp(parent, "."+base+restoreTag)
+	if err != nil {
+		return fail(err)
+	}
+	swapped := false
+	defer func() {
+		if !swapped {
+			_ = removeAll(tmp)
+		}
+	}()
+
+	rc, err := s.store.Get(ctx, key)
+	if err != nil {
+		return fail(fmt.Errorf("object %s: %w", key, err))
+	}
+	defer rc.Close()
+	src := &hashReader{r: ctxReader{ctx: ctx, r: rc}, h: sha256.New()}
+	if progress != nil {
+		src.progress = func(done int64) {
+			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
+		}
+	}
+	_, xerr := Extract(ctx, src, tmp, s.opts.Limits)
+	// Read whatever is left (normally nothing): the checksum covers the whole object, and a
+	// corrupted object often shows up as a decoding error first; reading to the end is what
+	// tells corruption (ErrChecksum) from an archive that is intact but refused.
+	if ctx.Err() == nil {
+		_, _ = io.Copy(io.Discard, src)
+	}
+	if src.eof {
+		if got := hex.EncodeToString(src.h.Sum(nil)); !strings.EqualFold(got, snap.SHA256) {
+			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, snap.SHA256, got)
+			if xerr != nil {
+				err = fmt.Errorf("%w (extraction stopped with: %v)", err, xerr)
+			}
+			return fail(err)
+		}
+	}
+	if xerr != nil {
+		return fail(xerr)
+	}
+	if !src.eof {
+		err := src.err
+		if err == nil {
+			err = ctx.Err()
+		}
+		return fail(fmt.Errorf("read object %s: %w", key, err))
+	}
+	if err := swapIn(tmp, dir); err != nil {
+		return fail(err)
+	}
+	swapped = true
+	return nil
+}
+
+// Delete implements engine.Volumes; deleting a snapshot whose object is gone succeeds.
+func (s *Sandwich) Delete(ctx context.Context, snap engine.Snapshot) error {
+	key, err := s.location(snap)
+	if err != nil {
+		return fmt.Errorf("archive: delete snapshot %s: %w", snap.ID, err)
+	}
+	if err := s.store.Delete(ctx, key); err != nil {
+		return fmt.Errorf("archive: delete snapshot %s: object %s: %w", snap.ID, key, err)
+	}
+	return nil
+}
+
+// createOp names the operation a snapshot of type t is taken for, for progress reports.
+func createOp(t engine.SnapshotType) engine.OpKind {
+	switch t {
+	case engine.SnapshotHibernation:
+		return engine.OpHibernate
+	case engine.SnapshotSafety:
+		return engine.OpRestore
+	default:
+		return engine.OpSnapshot
+	}
+}
+
+// swapIn puts the restored tree tmp at dir. Where the kernel can exchange two paths atomically
+// the storage directory never disappears, even for a moment; otherwise the old tree is moved
+// aside first and moved back if the second rename fails. The old tree is then removed; if that
+// fails, its name (a restore sibling) lets the next restore clean it up.
+func swapIn(tmp, dir string) error {
+	if err := exchange(tmp, dir); err == nil {
+		_ = removeAll(tmp)
+		return nil
+	}
+	old := tmp + "-old"
+	if err := os.Rename(dir, old); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move old storage aside: %w", err)
+		}
+		old = ""
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dir)
+		}
+		return fmt.Errorf("move restored storage in: %w", err)
+	}
+	if old != "" {
+		_ = removeAll(old)
+	}
+	return nil
+}
+
+// exchange is renameExchange, as a variable so tests can take the fallback path on Linux too.
+var exchange = renameExchange
+
+// removeStale removes what interrupted restores of dir left behind: siblings named
+// ".<base>.restore-<digits>" (and "-old" for the fallback swap). The digits check keeps a
+// project whose name merely starts the same way out of it.
+func removeStale(parent, base string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + restoreTag
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		rest = strings.TrimSuffix(rest, "-old")
+		if rest == "" || strings.TrimLeft(rest, "0123456789") != "" {
+			continue
+		}
+		_ = removeAll(filepath.Join(parent, e.Name()))
+	}
+}
+
+// removeAll is os.RemoveAll that also copes with read-only directories, which a restored tree
+// may legitimately contain.
+func removeAll(p string) error {
+	if err := os.RemoveAll(p); err == nil {
+		return nil
+	}
+	_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() {
+			_ = os.Chmod(path, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(p)
+}
+
+// hashCounter passes writes on while hashing and counting what was accepted.
+type hashCounter struct {
+	w io.Writer
+	h hash.Hash
+	n int64
+}
+
+func (c *hashCounter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.h.Write(b[:n])
+	c.n += int64(n)
+	return n, err
+}
+
+// hashReader hashes and counts what is read through it and reports progress every few MiB.
+// Its hash speaks for the whole object only once eof is set: the object was read to its end
+// without any error before.
+type hashReader struct {
+	r        io.Reader
+	h        hash.Hash
+	n        int64
+	reported int64
+	err      error
+	eof      bool
+	progress func(done int64)
+}
+
+func (c *hashReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.h.Write(b[:n])
+	c.n += int64(n)
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		c.eof = c.err == nil
+	case c.err == nil:
+		c.err = err
+	}
+	if c.progress != nil && (c.n-c.reported >= 4*progressStep || (errors.Is(err, io.EOF) && c.n != c.reported)) {
+		c.reported = c.n
+		c.progress(c.n)
+	}
+	return n, err
+}
+
+// ctxReader makes a reader stop at cancellation even if the store's reader does not.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}

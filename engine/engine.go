@@ -1,0 +1,177 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Config wires an Engine. Store, Runtime and Volumes are required; everything else has a default.
+type Config struct {
+	Store    Store
+	Runtime  Runtime
+	Volumes  Volumes
+	Notifier Notifier
+	Clock    Clock
+	Logger   *slog.Logger
+
+	// Owner identifies this process as the holder of operations; the default is
+	// "<host>/<pid>/<start>" so that a holder on this host that died can be recognised at once.
+	Owner string
+	// IdleTimeout is how long a project may go without activity before the sweep hibernates it.
+	IdleTimeout time.Duration
+	// OpTimeout is how long an operation may go without a heartbeat before another process
+	// takes it over (a holder known to be dead is taken over at once).
+	OpTimeout time.Duration
+	// SweepConcurrency bounds how many projects one sweep hibernates at once.
+	SweepConcurrency int
+	// KeepAutoSnapshots is how many ready hibernation (and safety) snapshots stay live per
+	// project; older ones are soft-deleted and purged after the retention period.
+	KeepAutoSnapshots int
+	// DefaultCommand runs a container that has no command of its own and no TESSLATE.md command.
+	DefaultCommand string
+	// ReadOnly refuses every operation that changes something.
+	ReadOnly bool
+	// StepHook is called after every journaled step; the crash-safety tests kill the process here.
+	StepHook func(kind OpKind, step string)
+}
+
+// Engine is the orchestrator. It is safe for concurrent use.
+type Engine struct {
+	store    Store
+	runtime  Runtime
+	volumes  Volumes
+	notifier Notifier
+	clock    Clock
+	log      *slog.Logger
+	cfg      Config
+}
+
+// Defaults of Config.
+const (
+	DefaultIdleTimeout      = 30 * time.Minute
+	DefaultOpTimeout        = 10 * time.Minute
+	DefaultSweepConcurrency = 16
+	DefaultKeepAuto         = 2
+)
+
+// New checks cfg and fills in its defaults.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil || cfg.Runtime == nil || cfg.Volumes == nil {
+		return nil, fmt.Errorf("engine: store, runtime and volumes are required: %w", ErrBadInput)
+	}
+	if cfg.Notifier == nil {
+		cfg.Notifier = NewBus()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = ProcessOwner()
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.IdleTimeout < 0 {
+		return nil, fmt.Errorf("engine: idle timeout %s must be positive: %w", cfg.IdleTimeout, ErrBadInput)
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = DefaultOpTimeout
+	}
+	if cfg.SweepConcurrency <= 0 {
+		cfg.SweepConcurrency = DefaultSweepConcurrency
+	}
+	if cfg.KeepAutoSnapshots <= 0 {
+		cfg.KeepAutoSnapshots = DefaultKeepAuto
+	}
+	return &Engine{
+		store: cfg.Store, runtime: cfg.Runtime, volumes: cfg.Volumes, notifier: cfg.Notifier,
+		clock: cfg.Clock, log: cfg.Logger, cfg: cfg,
+	}, nil
+}
+
+// Store, Runtime and Notifier expose the parts for read-only views (the console's describe pane,
+// the events command).
+func (e *Engine) Store() Store               { return e.store }
+func (e *Engine) Runtime() Runtime           { return e.runtime }
+func (e *Engine) Notifier() Notifier         { return e.notifier }
+func (e *Engine) Clock() Clock               { return e.clock }
+func (e *Engine) IdleTimeout() time.Duration { return e.cfg.IdleTimeout }
+func (e *Engine) ReadOnly() bool             { return e.cfg.ReadOnly }
+
+func (e *Engine) now() time.Time { return e.clock.Now().UTC() }
+
+func (e *Engine) writable(what string) error {
+	if e.cfg.ReadOnly {
+		return fmt.Errorf("%s: %w", what, ErrReadOnly)
+	}
+	return nil
+}
+
+func newID() string { return uuid.NewString() }
+
+// publish sends an event; a notifier failure is logged, never fails the operation that caused it.
+func (e *Engine) publish(ctx context.Context, ev Event) {
+	if ev.Time.IsZero() {
+		ev.Time = e.now()
+	}
+	if ev.Kind == "" {
+		ev.Kind = "status"
+	}
+	if err := e.notifier.Publish(ctx, ev); err != nil {
+		e.log.Warn("publish event", "project", ev.Slug, "err", err)
+	}
+}
+
+// Project finds a live or deleted project by slug or id.
+func (e *Engine) Project(ctx context.Context, ref string) (Project, error) {
+	p, err := e.store.GetProject(ctx, ref)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return Project{}, fmt.Errorf("project %q not found (list them with: sailtui projects ls): %w", ref, ErrNotFound)
+		}
+		return Project{}, fmt.Errorf("find project %q: %w", ref, err)
+	}
+	return p, nil
+}
+
+// liveProject is Project refusing deleted projects.
+func (e *Engine) liveProject(ctx context.Context, ref string) (Project, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status == StatusDeleted {
+		return p, fmt.Errorf("project %s is deleted: %w", p.Slug, ErrBadState)
+	}
+	return p, nil
+}
+
+// Touch records activity on a project.
+func (e *Engine) Touch(ctx context.Context, ref string) error {
+	p, err := e.liveProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
+		return fmt.Errorf("touch %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// hostName is cached: it never changes for a process and is part of every owner string.
+var hostName = func() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown-host"
+	}
+	return h
+}()

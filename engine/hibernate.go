@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// ErrTouched reports that a project saw activity after it was selected for hibernation; it was
+// put back, not hibernated (invariant 4).
+var ErrTouched = errors.New("activity after selection; left active")
+
+// Hibernate snapshots all of a project's storage, verifies the snapshot, and only then tears the
+// environment down (invariant 1).
+func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
+	if err := e.writable("hibernate"); err != nil {
+		return Project{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status == StatusHibernated {
+		return p, nil
+	}
+	o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{})
+	if err != nil {
+		return p, err
+	}
+	return e.hibernateClaimed(ctx, o, o.rec.StartedAt)
+}
+
+// hibernateClaimed runs (or resumes) a hibernation. cutoff is the activity time after which the
+// project counts as touched and is put back instead.
+func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) (Project, error) {
+	p := o.p
+	progress := progressFor(ctx, p.ID, OpHibernate)
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
+	}
+	var running []Container
+	if !o.resumed {
+		for _, c := range cs {
+			if st, err := e.runtime.ContainerStatus(ctx, p, c); err == nil && st.State == ContainerRunning {
+				running = append(running, c)
+			}
+		}
+	}
+	progress(Progress{Phase: "stop"})
+	if err := e.runtime.StopProject(ctx, p, cs); err != nil {
+		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: stop containers: %w", p.Slug, err))
+	}
+	if o.rec.SnapshotID == "" {
+		o.rec.SnapshotID = snapshotID(SnapshotHibernation, o.rec.ID, o.rec.StartedAt)
+	}
+	if err := o.step(ctx, "stopped"); err != nil {
+		return e.putBack(ctx, o, running, err)
+	}
+	snap, err := o.takeSnapshot(ctx, o.rec.SnapshotID, SnapshotHibernation, "hibernation")
+	if err != nil {
+		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: %w", p.Slug, err))
+	}
+	cur, err := e.store.GetProject(ctx, p.ID)
+	if err != nil {
+		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: re-read project: %w", p.Slug, err))
+	}
+	if cur.LastActivity.After(cutoff) {
+		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: %w", p.Slug, ErrTouched))
+	}
+	progress(Progress{Phase: "teardown"})
+	// From here the snapshot is the project: a failure to tear down must not put the project
+	// back to active with a half-removed tree, so it is retried and otherwise reported.
+	var destroyErr error
+	for range 2 {
+		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
+			break
+		}
+	}
+	if destroyErr != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
+			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
+			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed: %w", p.Slug, snap.ID, destroyErr))
+	}
+	if err := o.step(ctx, "torn-down"); err != nil {
+		return o.p, err
+	}
+	done, err := o.finish(ctx, Release{To: StatusHibernated, SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpDone, nil)
+	if err == nil {
+		e.rotate(ctx, done, SnapshotHibernation, e.cfg.KeepAutoSnapshots)
+	}
+	return done, err
+}
+
+// putBack ends a hibernation that must not go on: the storage is intact, the containers that
+// were running are started again and the project is active.
+func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause error) (Project, error) {
+	ctx = context.WithoutCancel(ctx)
+	for _, c := range running {
+		if _, err := e.startContainer(ctx, o.p, c); err != nil {
+			e.log.Warn("restart container after aborted hibernation", "project", o.p.Slug, "container", c.Name, "err", err)
+		}
+	}
+	return o.finish(ctx, Release{To: StatusActive, Reason: cause.Error()}, OpRolledBack, cause)
+}
+
+// Wake restores a hibernated project from its hibernation snapshot and starts its containers.
+func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
+	if err := e.writable("wake"); err != nil {
+		return Project{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status == StatusActive {
+		return p, e.store.Touch(ctx, p.ID, e.now())
+	}
+	if p.HibernationSnapshot == "" {
+		return p, fmt.Errorf("wake %s: project is %s and has no hibernation snapshot: %w", p.Slug, p.Status, ErrBadState)
+	}
+	o, err := e.claim(ctx, p, OpWake, []ProjectStatus{StatusHibernated, StatusFailed}, StatusRestoring, Claim{})
+	if err != nil {
+		return p, err
+	}
+	o.rec.SnapshotID = p.HibernationSnapshot
+	return e.wakeClaimed(ctx, o)
+}
+
+func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
+	p := o.p
+	if o.rec.SnapshotID == "" {
+		// Killed right after the claim: the project still names its wake point.
+		o.rec.SnapshotID = p.HibernationSnapshot
+	}
+	if o.rec.Step == "restored" || o.rec.Step == "started" {
+		// A resumed wake whose tree is already in place only has containers left to start.
+		return e.startAfterRestore(ctx, o)
+	}
+	if err := o.step(ctx, "restoring"); err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated}, OpFailed, err)
+	}
+	snap, err := e.readySnapshot(ctx, p, o.rec.SnapshotID)
+	if err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: %w", p.Slug, err))
+	}
+	if err := e.runtime.EnsureProject(ctx, p); err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: prepare environment: %w", p.Slug, err))
+	}
+	// Nothing may run in a tree that is about to be swapped (a resumed wake may find containers
+	// its killed predecessor started).
+	if cs, err := e.store.ListContainers(ctx, p.ID); err == nil {
+		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
+			return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: stop leftover containers: %w", p.Slug, err))
+		}
+	}
+	if err := e.volumes.Restore(ctx, p, snap, progressFor(ctx, p.ID, OpWake)); err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: restore snapshot %s: %w", p.Slug, snap.ID, err))
+	}
+	if err := o.step(ctx, "restored"); err != nil {
+		return o.p, err
+	}
+	return e.startAfterRestore(ctx, o)
+}
+
+// startAfterRestore counts the restore as activity, starts every container and releases the
+// project as active with live storage (no hibernation snapshot to wake from any more).
+func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) {
+	p := o.p
+	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
+		e.log.Warn("touch after restore", "project", p.Slug, "err", err)
+	}
+	progressFor(ctx, p.ID, o.rec.Kind)(Progress{Phase: "start"})
+	startErr := e.startAll(ctx, p)
+	if err := o.step(ctx, "started"); err != nil {
+		return o.p, err
+	}
+	return o.finish(ctx, Release{To: StatusActive, SetHibernationSnapshot: true, HibernationSnapshot: ""}, OpDone, startErr)
+}
+
+// readySnapshot loads a snapshot of p that can be restored.
+func (e *Engine) readySnapshot(ctx context.Context, p Project, id string) (Snapshot, error) {
+	s, err := e.store.GetSnapshot(ctx, id)
+	if err != nil {
+		return s, fmt.Errorf("snapshot %s: %w", id, err)
+	}
+	if s.ProjectID != p.ID {
+		return s, fmt.Errorf("snapshot %s belongs to another project: %w", id, ErrBadInput)
+	}
+	if s.Status != SnapshotReady {
+		return s, fmt.Errorf("snapshot %s is %s, not ready: %w", id, s.Status, ErrBadState)
+	}
+	return s, nil
+}
+
+// converge finds a project and, when its operation's holder died or went silent, finishes or
+// rolls back that operation first (invariant 2), so the caller sees a settled project.
+func (e *Engine) converge(ctx context.Context, ref string) (Project, error) {
+	p, err := e.liveProject(ctx, ref)
+	if err != nil || !e.stale(p) {
+		return p, err
+	}
+	kind := p.OpKind
+	p, err = e.resume(ctx, p)
+	if err != nil && !errors.Is(err, ErrTouched) {
+		return p, fmt.Errorf("finish interrupted %s of %s: %w", kind, p.Slug, err)
+	}
+	return e.liveProject(ctx, p.ID)
+}
+
+// resume takes over a stale operation and drives it to an end.
+func (e *Engine) resume(ctx context.Context, p Project) (Project, error) {
+	o, err := e.takeOver(ctx, p)
+	if err != nil {
+		return p, err
+	}
+	switch o.rec.Kind {
+	case OpHibernate:
+		return e.hibernateClaimed(ctx, o, o.rec.StartedAt)
+	case OpWake:
+		return e.wakeClaimed(ctx, o)
+	case OpRestore:
+		return e.restoreClaimed(ctx, o)
+	case OpDelete:
+		return e.deleteClaimed(ctx, o)
+	case OpSnapshot:
+		// A manual snapshot is not retried behind the user's back: mark it failed.
+		if s, err := e.store.GetSnapshot(ctx, o.rec.SnapshotID); err == nil && s.Status == SnapshotPending {
+			_ = o.failSnapshot(ctx, s, fmt.Errorf("interrupted: the process taking it stopped"))
+		}
+		return o.finish(ctx, Release{To: o.p.Status}, OpRolledBack, nil)
+	case OpCreate:
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "creation was interrupted; remove the project and create it again"}, OpFailed, nil)
+	default:
+		return o.finish(ctx, Release{To: o.p.Status}, OpRolledBack, nil)
+	}
+}

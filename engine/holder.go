@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ProcessOwner names this process as an operation holder: host, pid and the process start time
+// (so a recycled pid is not taken for the holder that died).
+func ProcessOwner() string {
+	pid := os.Getpid()
+	return fmt.Sprintf("%s/%d/%s", hostName, pid, procStart(pid))
+}
+
+// procStart reads a process's start time (clock ticks since boot, field 22 of /proc/PID/stat).
+// Empty when unknown (not Linux, process gone).
+func procStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	fields := strings.Fields(s[i+1:])
+	// fields[0] is field 3 (state); field 22 is fields[19].
+	if len(fields) < 20 {
+		return ""
+	}
+	return fields[19]
+}
+
+// holderDead reports whether owner is a process on this host that no longer runs. Holders on
+// other hosts are never known dead; they are taken over after the heartbeat timeout.
+func holderDead(owner string) bool {
+	parts := strings.Split(owner, "/")
+	if len(parts) != 3 || parts[0] != hostName || parts[2] == "" {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return procStart(pid) != parts[2]
+}
+
+// stale reports whether p's holder may be taken over: known dead, or silent past the timeout.
+func (e *Engine) stale(p Project) bool {
+	if p.OpID == "" {
+		return false
+	}
+	if p.OpOwner == e.cfg.Owner {
+		// Our own operation: in flight in this process, never stale to us.
+		return false
+	}
+	if holderDead(p.OpOwner) {
+		return true
+	}
+	return e.now().Sub(p.OpHeartbeat) > e.cfg.OpTimeout
+}
+
+// heartbeat keeps an operation's hold fresh until stop is called.
+func (e *Engine) heartbeat(projectID, opID string) (stop func()) {
+	done := make(chan struct{})
+	every := e.cfg.OpTimeout / 4
+	if every < time.Second {
+		every = time.Second
+	}
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				// A failed heartbeat is not fatal here: the operation's own store writes will
+				// notice a lost hold (ErrConflict) and stop.
+				_ = e.store.Heartbeat(contextBackground(), projectID, opID, e.now())
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,400 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// TreeImporter is offered by runtimes that can copy a directory of this machine into a project's
+// storage (project create --from).
+type TreeImporter interface {
+	ImportTree(ctx context.Context, p Project, src string) error
+}
+
+// ContainerSpec describes a container to add.
+type ContainerSpec struct {
+	Name      string
+	Directory string
+	Port      int
+	Command   string
+	Env       map[string]string
+	GitURL    string
+	GitBranch string
+}
+
+// CreateRequest describes a new project.
+type CreateRequest struct {
+	Name  string
+	Owner string
+	// FromDir is copied in; every directory of it holding a TESSLATE.md becomes a container.
+	FromDir    string
+	Containers []ContainerSpec
+}
+
+var slugUnsafe = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slugify turns a name into a project slug: lower-case letters, digits and dashes, at most 40
+// characters (it becomes part of DNS labels and container names).
+func Slugify(name string) string {
+	s := strings.Trim(slugUnsafe.ReplaceAllString(strings.ToLower(name), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	return s
+}
+
+var containerName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,38}[a-z0-9])?$`)
+
+// CheckContainerName enforces names that are valid as DNS labels and docker container suffixes.
+func CheckContainerName(name string) error {
+	if !containerName.MatchString(name) {
+		return fmt.Errorf("container name %q: use 1-40 lower-case letters, digits and dashes, starting and ending with a letter or digit: %w", name, ErrBadInput)
+	}
+	return nil
+}
+
+// CleanDir checks a container directory: relative, inside the project, no NUL bytes.
+func CleanDir(dir string) (string, error) {
+	if dir == "" {
+		return ".", nil
+	}
+	if strings.ContainsRune(dir, 0) || strings.HasPrefix(dir, "/") || strings.Contains(dir, `\`) {
+		return "", fmt.Errorf("directory %q: must be a relative path inside the project: %w", dir, ErrBadPath)
+	}
+	c := path.Clean(dir)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("directory %q: leaves the project: %w", dir, ErrBadPath)
+	}
+	return c, nil
+}
+
+// CreateProject makes a project: its record, its storage, and its containers. Creation counts as
+// activity.
+func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project, error) {
+	if err := e.writable("create project"); err != nil {
+		return Project{}, err
+	}
+	slug := Slugify(req.Name)
+	if slug == "" {
+		return Project{}, fmt.Errorf("create project: name %q has no letters or digits to make a slug from: %w", req.Name, ErrBadInput)
+	}
+	specs := slices.Clone(req.Containers)
+	if req.FromDir != "" {
+		found, err := scanContainers(req.FromDir)
+		if err != nil {
+			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
+		}
+		specs = append(found, specs...)
+	}
+	now := e.now()
+	owner := req.Owner
+	if owner == "" {
+		owner = "local"
+	}
+	opID := newID()
+	p := Project{ID: newID(), Slug: slug, Name: req.Name, Owner: owner, Status: StatusActive,
+		LastActivity: now, CreatedAt: now, UpdatedAt: now,
+		OpID: opID, OpKind: string(OpCreate), OpOwner: e.cfg.Owner, OpHeartbeat: now}
+	var cs []Container
+	for _, s := range specs {
+		c, err := containerFrom(p.ID, s, now)
+		if err != nil {
+			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
+		}
+		if slices.ContainsFunc(cs, func(o Container) bool { return o.Name == c.Name }) {
+			return Project{}, fmt.Errorf("create project %s: two containers named %q: %w", slug, c.Name, ErrBadInput)
+		}
+		cs = append(cs, c)
+	}
+	// The record goes first, held by this creation: its slug is then ours, and no sweep can
+	// touch the project before its files are in.
+	if err := e.store.CreateProject(ctx, p, cs, nil); err != nil {
+		if errors.Is(err, ErrExists) {
+			return Project{}, fmt.Errorf("create project: slug %q is taken; pick another name or remove that project first: %w", slug, ErrExists)
+		}
+		return Project{}, fmt.Errorf("create project %s: %w", slug, err)
+	}
+	o := &op{e: e, p: p, rec: Operation{ID: opID, ProjectID: p.ID, Kind: OpCreate, Step: "recorded",
+		State: OpRunning, Owner: e.cfg.Owner, StartedAt: now, UpdatedAt: now}}
+	if err := e.store.InsertOp(ctx, o.rec); err != nil {
+		return p, fmt.Errorf("create project %s: journal: %w", slug, err)
+	}
+	o.stopHB = e.heartbeat(p.ID, opID)
+	if err := e.runtime.EnsureProject(ctx, p); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "environment could not be created"}, OpFailed,
+			fmt.Errorf("create project %s: prepare environment: %w", slug, err))
+	}
+	if req.FromDir != "" {
+		imp, ok := e.runtime.(TreeImporter)
+		if !ok {
+			return o.finish(ctx, Release{To: StatusFailed, Reason: "import not supported"}, OpFailed,
+				fmt.Errorf("create project %s: the %s runtime cannot import a directory: %w", slug, e.runtime.Mode(), ErrBadInput))
+		}
+		progressFor(ctx, p.ID, OpCreate)(Progress{Phase: "import"})
+		if err := imp.ImportTree(ctx, p, req.FromDir); err != nil {
+			return o.finish(ctx, Release{To: StatusFailed, Reason: "import failed: " + err.Error()}, OpFailed,
+				fmt.Errorf("create project %s: import %s: %w", slug, req.FromDir, err))
+		}
+	}
+	for i, s := range specs {
+		if s.GitURL != "" {
+			if err := e.cloneInto(ctx, p, cs[i].Directory, s.GitURL, s.GitBranch); err != nil {
+				return o.finish(ctx, Release{To: StatusFailed, Reason: "template clone failed"}, OpFailed, fmt.Errorf("create project %s: %w", slug, err))
+			}
+		}
+	}
+	done, err := o.finish(ctx, Release{To: StatusActive}, OpDone, nil)
+	if err == nil {
+		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, To: StatusActive, Reason: "created"})
+	}
+	return done, err
+}
+
+func containerFrom(projectID string, s ContainerSpec, now time.Time) (Container, error) {
+	if err := CheckContainerName(s.Name); err != nil {
+		return Container{}, err
+	}
+	dir, err := CleanDir(s.Directory)
+	if err != nil {
+		return Container{}, err
+	}
+	if s.Port < 0 || s.Port > 65535 {
+		return Container{}, fmt.Errorf("container %s: port %d out of range 1-65535: %w", s.Name, s.Port, ErrBadInput)
+	}
+	return Container{ProjectID: projectID, Name: s.Name, Directory: dir, Port: s.Port, Command: s.Command,
+		Env: s.Env, GitURL: RedactURL(s.GitURL), GitBranch: s.GitBranch, CreatedAt: now}, nil
+}
+
+// skipScan are directories never searched for TESSLATE.md: dependencies and VCS data.
+var skipScan = map[string]bool{"node_modules": true, ".git": true, "vendor": true, ".venv": true, "__pycache__": true}
+
+// scanContainers finds the directories of src that hold a TESSLATE.md: each is a container
+// named after its directory ("app" for the root).
+func scanContainers(src string) ([]ContainerSpec, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", src, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory: %w", src, ErrBadInput)
+	}
+	var out []ContainerSpec
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != src && skipScan[d.Name()] {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Name() != "TESSLATE.md" {
+			return nil
+		}
+		rel, err := filepath.Rel(src, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		name := "app"
+		if rel != "." {
+			name = Slugify(filepath.Base(rel))
+		}
+		for n := 2; slices.ContainsFunc(out, func(c ContainerSpec) bool { return c.Name == name }); n++ {
+			name = fmt.Sprintf("%s-%d", strings.TrimSuffix(name, fmt.Sprintf("-%d", n-1)), n)
+		}
+		out = append(out, ContainerSpec{Name: name, Directory: filepath.ToSlash(rel)})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s for TESSLATE.md: %w", src, err)
+	}
+	return out, nil
+}
+
+func (e *Engine) cloneInto(ctx context.Context, p Project, dir, url, branch string) error {
+	g, ok := e.runtime.(GitCloner)
+	if !ok {
+		return fmt.Errorf("the %s runtime cannot clone templates: %w", e.runtime.Mode(), ErrBadInput)
+	}
+	if err := g.CloneInto(ctx, p, dir, url, branch); err != nil {
+		return fmt.Errorf("clone %s into %s: %s", RedactURL(url), dir, redactIn(err.Error(), url))
+	}
+	return nil
+}
+
+// AddContainer adds a container to a live project, cloning its template when GitURL is set.
+func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) (Container, error) {
+	if err := e.writable("add container"); err != nil {
+		return Container{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return Container{}, err
+	}
+	if p.Status != StatusActive {
+		return Container{}, fmt.Errorf("add container to %s: project is %s; wake it first: %w", p.Slug, p.Status, ErrBadState)
+	}
+	c, err := containerFrom(p.ID, s, e.now())
+	if err != nil {
+		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
+	}
+	if slices.ContainsFunc(cs, func(o Container) bool { return o.Name == c.Name }) {
+		return c, fmt.Errorf("add container to %s: %q exists: %w", p.Slug, c.Name, ErrExists)
+	}
+	if s.GitURL != "" {
+		if err := e.cloneInto(ctx, p, c.Directory, s.GitURL, s.GitBranch); err != nil {
+			return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
+		}
+	}
+	if err := e.store.PutContainer(ctx, c); err != nil {
+		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
+	}
+	_ = e.store.Touch(ctx, p.ID, e.now())
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "added " + c.Name})
+	return c, nil
+}
+
+// RemoveContainer stops a container and forgets it (its files stay in the project).
+func (e *Engine) RemoveContainer(ctx context.Context, ref, name string) error {
+	if err := e.writable("remove container"); err != nil {
+		return err
+	}
+	p, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return err
+	}
+	if p.Status == StatusActive {
+		if err := e.runtime.StopContainer(ctx, p, c); err != nil {
+			return fmt.Errorf("remove container %s/%s: stop: %w", p.Slug, name, err)
+		}
+	}
+	if err := e.store.DeleteContainer(ctx, p.ID, name); err != nil {
+		return fmt.Errorf("remove container %s/%s: %w", p.Slug, name, err)
+	}
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "removed " + name})
+	return nil
+}
+
+// Connect records that container from depends on container to (to starts first).
+func (e *Engine) Connect(ctx context.Context, ref, from, to string) error {
+	if err := e.writable("connect"); err != nil {
+		return err
+	}
+	p, _, err := e.container(ctx, ref, from)
+	if err != nil {
+		return err
+	}
+	if _, _, err := e.container(ctx, ref, to); err != nil {
+		return err
+	}
+	if from == to {
+		return fmt.Errorf("connect %s: a container cannot depend on itself: %w", from, ErrBadInput)
+	}
+	return e.store.PutConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to})
+}
+
+// Disconnect removes a dependency.
+func (e *Engine) Disconnect(ctx context.Context, ref, from, to string) error {
+	if err := e.writable("disconnect"); err != nil {
+		return err
+	}
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.store.DeleteConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to})
+}
+
+// container finds one container of a live project.
+func (e *Engine) container(ctx context.Context, ref, name string) (Project, Container, error) {
+	p, err := e.liveProject(ctx, ref)
+	if err != nil {
+		return p, Container{}, err
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return p, Container{}, fmt.Errorf("list containers of %s: %w", p.Slug, err)
+	}
+	for _, c := range cs {
+		if c.Name == name {
+			return p, c, nil
+		}
+	}
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.Name
+	}
+	return p, Container{}, fmt.Errorf("project %s has no container %q (it has: %s): %w", p.Slug, name, strings.Join(names, ", "), ErrNotFound)
+}
+
+// DeleteProject removes a project. Its storage is snapshotted first (invariant 1) and every
+// snapshot is soft-deleted: kept for the retention period, then purged.
+func (e *Engine) DeleteProject(ctx context.Context, ref string) (Project, error) {
+	if err := e.writable("delete project"); err != nil {
+		return Project{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	o, err := e.claim(ctx, p, OpDelete, []ProjectStatus{StatusActive, StatusHibernated, StatusFailed}, p.Status, Claim{})
+	if err != nil {
+		return p, err
+	}
+	return e.deleteClaimed(ctx, o)
+}
+
+func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
+	p := o.p
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: %w", p.Slug, err))
+	}
+	live, err := e.runtime.ProjectExists(ctx, p)
+	if err != nil {
+		return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: check storage: %w", p.Slug, err))
+	}
+	if live {
+		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
+			return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: stop containers: %w", p.Slug, err))
+		}
+		if o.rec.SnapshotID == "" {
+			o.rec.SnapshotID = snapshotID(SnapshotHibernation, o.rec.ID, o.rec.StartedAt)
+		}
+		if _, err := o.takeSnapshot(ctx, o.rec.SnapshotID, SnapshotHibernation, "before delete"); err != nil {
+			return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: final snapshot: %w", p.Slug, err))
+		}
+		if err := e.runtime.DestroyProject(ctx, p, cs); err != nil {
+			return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown failed during delete"}, OpFailed, fmt.Errorf("delete %s: teardown: %w", p.Slug, err))
+		}
+		if err := o.step(ctx, "torn-down"); err != nil {
+			return o.p, err
+		}
+	}
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
+	if err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "could not retire snapshots"}, OpFailed, fmt.Errorf("delete %s: %w", p.Slug, err))
+	}
+	now := e.now()
+	for _, s := range snaps {
+		s.Status, s.DeletedAt = SnapshotDeleted, now
+		if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+			return o.finish(ctx, Release{To: StatusFailed, Reason: "could not retire snapshots"}, OpFailed, fmt.Errorf("delete %s: retire snapshot %s: %w", p.Slug, s.ID, err))
+		}
+	}
+	return o.finish(ctx, Release{To: StatusDeleted, SetHibernationSnapshot: true}, OpDone, nil)
+}

@@ -1,0 +1,357 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"time"
+
+	"github.com/sailtui/sailtui/engine/tesslate"
+)
+
+// StartSpecFor resolves what a container runs with the one TESSLATE.md parser: its own command
+// wins, then the file's Development Server block, then the default command; the port is the
+// file's explicit port, else inferred from its framework, else the container's, else 3000.
+func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (StartSpec, error) {
+	var buf bytes.Buffer
+	var spec tesslate.Spec
+	err := e.runtime.ReadFile(ctx, p, path.Join(c.Directory, "TESSLATE.md"), &buf)
+	switch {
+	case err == nil:
+		spec, err = tesslate.Parse(buf.Bytes())
+		if err != nil {
+			return StartSpec{}, fmt.Errorf("%s/%s: %w", c.Directory, "TESSLATE.md", err)
+		}
+	case errors.Is(err, ErrNotFound):
+	default:
+		return StartSpec{}, fmt.Errorf("read %s/TESSLATE.md: %w", c.Directory, err)
+	}
+	cmd := c.Command
+	if cmd == "" {
+		cmd = spec.StartupCommand
+	}
+	if cmd == "" {
+		cmd = e.cfg.DefaultCommand
+	}
+	if cmd == "" {
+		return StartSpec{}, fmt.Errorf("container %s has no command: give it one (--command) or a TESSLATE.md with a Development Server block: %w", c.Name, ErrBadInput)
+	}
+	env := map[string]string{"PROJECT_ID": p.ID, "PROJECT_SLUG": p.Slug, "CONTAINER_NAME": c.Name}
+	for k, v := range c.Env {
+		env[k] = v
+	}
+	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env}, nil
+}
+
+func (e *Engine) startContainer(ctx context.Context, p Project, c Container) (ContainerStatus, error) {
+	spec, err := e.StartSpecFor(ctx, p, c)
+	if err != nil {
+		return ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+	}
+	st, err := e.runtime.StartContainer(ctx, p, c, spec)
+	if err != nil {
+		return st, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return st, nil
+}
+
+// startOrder puts every container after the ones it depends on; cycles fall back to name order.
+func startOrder(cs []Container, conns []Connection) []Container {
+	deps := map[string][]string{}
+	for _, c := range conns {
+		deps[c.From] = append(deps[c.From], c.To)
+	}
+	rest := slices.Clone(cs)
+	slices.SortFunc(rest, func(a, b Container) int { return compareStrings(a.Name, b.Name) })
+	var out []Container
+	placed := map[string]bool{}
+	for len(rest) > 0 {
+		progress := false
+		for i := 0; i < len(rest); i++ {
+			ready := true
+			for _, d := range deps[rest[i].Name] {
+				if !placed[d] && slices.ContainsFunc(rest, func(c Container) bool { return c.Name == d }) {
+					ready = false
+				}
+			}
+			if ready {
+				placed[rest[i].Name] = true
+				out = append(out, rest[i])
+				rest = slices.Delete(rest, i, i+1)
+				i--
+				progress = true
+			}
+		}
+		if !progress {
+			out = append(out, rest...)
+			break
+		}
+	}
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// startAll starts every container of p in dependency order, going on past failures.
+func (e *Engine) startAll(ctx context.Context, p Project) error {
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("start %s: list containers: %w", p.Slug, err)
+	}
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("start %s: list connections: %w", p.Slug, err)
+	}
+	var errs []error
+	for _, c := range startOrder(cs, conns) {
+		if _, err := e.startContainer(ctx, p, c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StartProject starts every container; a hibernated project is woken (restored) first.
+// Starting counts as activity.
+func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) {
+	if err := e.writable("start"); err != nil {
+		return Project{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status == StatusHibernated || (p.Status == StatusFailed && p.HibernationSnapshot != "") {
+		return e.Wake(ctx, p.ID)
+	}
+	o, err := e.claim(ctx, p, OpStart, []ProjectStatus{StatusActive, StatusFailed}, StatusActive, Claim{})
+	if err != nil {
+		return p, err
+	}
+	_ = e.store.Touch(ctx, p.ID, e.now())
+	progressFor(ctx, p.ID, OpStart)(Progress{Phase: "start"})
+	err = e.startAll(ctx, o.p)
+	return o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+}
+
+// StopProject stops every container; files stay and the project stays active.
+func (e *Engine) StopProject(ctx context.Context, ref string) (Project, error) {
+	if err := e.writable("stop"); err != nil {
+		return Project{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status == StatusHibernated {
+		return p, nil
+	}
+	o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive, StatusFailed}, p.Status, Claim{})
+	if err != nil {
+		return p, err
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err == nil {
+		err = e.runtime.StopProject(ctx, p, cs)
+	}
+	if err != nil {
+		err = fmt.Errorf("stop %s: %w", p.Slug, err)
+	}
+	return o.finish(ctx, Release{To: p.Status}, OpDone, err)
+}
+
+// StartContainer starts one container of an active project.
+func (e *Engine) StartContainer(ctx context.Context, ref, name string) (ContainerStatus, error) {
+	if err := e.writable("start container"); err != nil {
+		return ContainerStatus{}, err
+	}
+	p, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return ContainerStatus{}, err
+	}
+	if p.Status == StatusHibernated {
+		if p, err = e.Wake(ctx, p.ID); err != nil {
+			return ContainerStatus{}, err
+		}
+	}
+	o, err := e.claim(ctx, p, OpStart, []ProjectStatus{StatusActive}, StatusActive, Claim{})
+	if err != nil {
+		return ContainerStatus{}, err
+	}
+	_ = e.store.Touch(ctx, p.ID, e.now())
+	st, err := e.startContainer(ctx, p, c)
+	_, err = o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "started " + name})
+	return st, err
+}
+
+// StopContainer stops one container.
+func (e *Engine) StopContainer(ctx context.Context, ref, name string) error {
+	if err := e.writable("stop container"); err != nil {
+		return err
+	}
+	p, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return err
+	}
+	if p.Status != StatusActive {
+		return nil
+	}
+	o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{})
+	if err != nil {
+		return err
+	}
+	err = e.runtime.StopContainer(ctx, p, c)
+	if err != nil {
+		err = fmt.Errorf("stop %s/%s: %w", p.Slug, name, err)
+	}
+	_, err = o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "stopped " + name})
+	return err
+}
+
+// ContainerView is a container with what its runtime says about it.
+type ContainerView struct {
+	Container
+	Status ContainerStatus `json:"-"`
+}
+
+// Containers lists a project's containers with their runtime status.
+func (e *Engine) Containers(ctx context.Context, ref string) (Project, []ContainerView, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return p, nil, err
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return p, nil, fmt.Errorf("list containers of %s: %w", p.Slug, err)
+	}
+	out := make([]ContainerView, len(cs))
+	for i, c := range cs {
+		out[i].Container = c
+		if p.Status != StatusActive && p.Status != StatusRestoring {
+			out[i].Status = ContainerStatus{Name: c.Name, State: ContainerStopped, Detail: string(p.Status)}
+			continue
+		}
+		st, err := e.runtime.ContainerStatus(ctx, p, c)
+		if err != nil {
+			st = ContainerStatus{Name: c.Name, State: ContainerUnknown, Detail: err.Error()}
+		}
+		out[i].Status = st
+	}
+	return p, out, nil
+}
+
+// activeProject is the project of a file or exec call: it must have live storage, and the
+// call counts as activity.
+func (e *Engine) activeProject(ctx context.Context, ref string) (Project, error) {
+	p, err := e.liveProject(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	if p.Status != StatusActive {
+		return p, fmt.Errorf("project %s is %s; wake it first (sailtui project wake %s): %w", p.Slug, p.Status, p.Slug, ErrBadState)
+	}
+	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
+		return p, fmt.Errorf("touch %s: %w", p.Slug, err)
+	}
+	return p, nil
+}
+
+// Exec runs argv in a container's directory.
+func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (ExecResult, error) {
+	if err := e.writable("exec"); err != nil {
+		return ExecResult{}, err
+	}
+	if len(req.Argv) == 0 {
+		return ExecResult{}, fmt.Errorf("exec: no command given: %w", ErrBadInput)
+	}
+	_, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	p, err := e.activeProject(ctx, ref)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if req.Timeout == 0 {
+		req.Timeout = 10 * time.Minute
+	}
+	return e.runtime.Exec(ctx, p, c, req)
+}
+
+// Logs streams a container's log.
+func (e *Engine) Logs(ctx context.Context, ref, name string, opts LogOptions) (io.ReadCloser, error) {
+	p, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return nil, err
+	}
+	return e.runtime.Logs(ctx, p, c, opts)
+}
+
+// ReadFile copies a project file to w.
+func (e *Engine) ReadFile(ctx context.Context, ref, path string, w io.Writer) error {
+	p, err := e.activeProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.runtime.ReadFile(ctx, p, path, w)
+}
+
+// WriteFile replaces a project file with r's contents.
+func (e *Engine) WriteFile(ctx context.Context, ref, path string, r io.Reader) error {
+	if err := e.writable("write file"); err != nil {
+		return err
+	}
+	p, err := e.activeProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.runtime.WriteFile(ctx, p, path, r)
+}
+
+// DeleteFile removes a project file.
+func (e *Engine) DeleteFile(ctx context.Context, ref, path string) error {
+	if err := e.writable("delete file"); err != nil {
+		return err
+	}
+	p, err := e.activeProject(ctx, ref)
+	if err != nil {
+		return err
+	}
+	return e.runtime.DeleteFile(ctx, p, path)
+}
+
+// ListFiles lists a directory of a project.
+func (e *Engine) ListFiles(ctx context.Context, ref, path string) ([]FileInfo, error) {
+	p, err := e.activeProject(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return e.runtime.ListFiles(ctx, p, path)
+}
+
+// Describe is the runtime's own view of a project.
+func (e *Engine) Describe(ctx context.Context, ref string) (string, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
+	}
+	return e.runtime.Describe(ctx, p, cs)
+}

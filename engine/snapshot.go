@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// snapshotID derives a snapshot's name from the operation that makes it, so a resumed operation
+// finds the snapshot it already made instead of taking a new one. The op id is a random UUID:
+// names are unique and never reused, whatever the clock says.
+func snapshotID(t SnapshotType, opID string, at time.Time) string {
+	short := strings.ReplaceAll(opID, "-", "")
+	if len(short) > 12 {
+		short = short[:12]
+	}
+	return fmt.Sprintf("%s-%s-%s", t, at.UTC().Format("20060102-150405"), short)
+}
+
+// takeSnapshot makes snapshot id of the held project, or finishes it when a previous attempt of
+// the same operation got part of the way. It returns only a ready, verified snapshot.
+func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label string) (Snapshot, error) {
+	e := o.e
+	s, err := e.store.GetSnapshot(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s = Snapshot{ID: id, ProjectID: o.p.ID, Owner: o.p.Owner, Type: t, Label: label,
+			Status: SnapshotPending, CreatedAt: e.now(), Backend: e.volumes.Name()}
+		if err := e.store.InsertSnapshot(ctx, s, MaxManualSnapshots); err != nil {
+			return s, fmt.Errorf("record snapshot %s: %w", id, err)
+		}
+	case err != nil:
+		return s, fmt.Errorf("read snapshot %s: %w", id, err)
+	case s.Status == SnapshotReady:
+		// A retry: reuse what the previous attempt made, after reading it back once more.
+		v, err := e.volumes.WaitReady(ctx, s)
+		if err == nil {
+			return v, nil
+		}
+		// Never give up a ready snapshot when the storage it copies is gone: it may be the
+		// only copy of the project, and the failure may pass (a store that is down).
+		if ok, xerr := e.runtime.ProjectExists(ctx, o.p); xerr != nil || !ok {
+			return s, fmt.Errorf("snapshot %s does not verify and the project's storage is gone; keeping it: %w", id, err)
+		}
+		e.log.Warn("snapshot from earlier attempt does not verify; taking it again", "snapshot", id, "err", err)
+	}
+	if err := o.step(ctx, "snapshot-pending"); err != nil {
+		return s, err
+	}
+	if ok, err := e.runtime.ProjectExists(ctx, o.p); err != nil {
+		return s, fmt.Errorf("snapshot %s: check storage: %w", id, err)
+	} else if !ok {
+		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: the project's storage is missing", id))
+	}
+	s.Status, s.Error, s.DeletedAt = SnapshotPending, "", time.Time{}
+	progress := progressFor(ctx, o.p.ID, o.rec.Kind)
+	created, err := e.volumes.Create(ctx, o.p, s, progress)
+	if err != nil {
+		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
+	}
+	if err := e.store.UpdateSnapshot(ctx, created); err != nil {
+		return s, fmt.Errorf("record snapshot %s: %w", id, err)
+	}
+	if err := o.step(ctx, "snapshot-written"); err != nil {
+		return created, err
+	}
+	progress(Progress{Phase: "verify"})
+	ready, err := e.volumes.WaitReady(ctx, created)
+	if err != nil {
+		return created, o.failSnapshot(ctx, created, fmt.Errorf("snapshot %s: verify: %w", id, err))
+	}
+	ready.Status, ready.ReadyAt = SnapshotReady, e.now()
+	if err := e.store.UpdateSnapshot(ctx, ready); err != nil {
+		return ready, fmt.Errorf("record snapshot %s ready: %w", id, err)
+	}
+	e.publish(ctx, Event{ProjectID: o.p.ID, Slug: o.p.Slug, Kind: "snapshot", Snapshot: id, Reason: "snapshot ready"})
+	if err := o.step(ctx, "snapshot-ready"); err != nil {
+		return ready, err
+	}
+	return ready, nil
+}
+
+// failSnapshot retires a snapshot that will never be ready: whatever part of it was stored is
+// removed, and it is soft-deleted with its error kept, so it takes no timeline slot, shows with
+// --all, and the purge forgets it after the retention period (failed attempts do not pile up).
+func (o *op) failSnapshot(ctx context.Context, s Snapshot, cause error) error {
+	ctx = context.WithoutCancel(ctx)
+	s.Status, s.Error, s.DeletedAt = SnapshotDeleted, cause.Error(), o.e.now()
+	if err := o.e.store.UpdateSnapshot(ctx, s); err != nil {
+		o.e.log.Warn("mark snapshot failed", "snapshot", s.ID, "err", err)
+	}
+	if err := o.e.volumes.Delete(ctx, s); err != nil {
+		o.e.log.Warn("remove failed snapshot's data", "snapshot", s.ID, "err", err)
+	}
+	return cause
+}
+
+// rotate soft-deletes the project's ready snapshots of type t beyond the newest keep; the
+// purge removes them after the retention period.
+func (e *Engine) rotate(ctx context.Context, p Project, t SnapshotType, keep int) {
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID, Types: []SnapshotType{t}})
+	if err != nil {
+		e.log.Warn("rotate snapshots", "project", p.Slug, "err", err)
+		return
+	}
+	kept := 0
+	for _, s := range newestFirst(snaps) {
+		if s.Status != SnapshotReady || s.ID == p.HibernationSnapshot {
+			continue
+		}
+		kept++
+		if kept <= keep {
+			continue
+		}
+		s.Status, s.DeletedAt = SnapshotDeleted, e.now()
+		if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+			e.log.Warn("rotate snapshot", "snapshot", s.ID, "err", err)
+		}
+	}
+}
+
+func newestFirst(snaps []Snapshot) []Snapshot {
+	out := slices.Clone(snaps)
+	slices.SortStableFunc(out, func(a, b Snapshot) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return out
+}

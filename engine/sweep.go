@@ -1,0 +1,305 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// SweepOptions tunes one sweep.
+type SweepOptions struct {
+	DryRun bool
+	// Idle overrides the engine's idle timeout for this sweep.
+	Idle time.Duration
+	// AsOf judges idleness and expiry as of this time instead of now.
+	AsOf time.Time
+	// Concurrency overrides the engine's sweep concurrency.
+	Concurrency int
+	// Limit caps how many projects one sweep takes on (0: no cap).
+	Limit int
+}
+
+// SweepItem is one project in a sweep summary.
+type SweepItem struct {
+	Slug   string `json:"slug"`
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// SweepReport is the one-line JSON summary a sweep prints.
+type SweepReport struct {
+	Sweep      string      `json:"sweep"`
+	DryRun     bool        `json:"dry_run"`
+	AsOf       time.Time   `json:"as_of"`
+	Idle       string      `json:"idle,omitempty"`
+	Lock       string      `json:"lock"`
+	Selected   int         `json:"selected"`
+	Hibernated []SweepItem `json:"hibernated"`
+	Recovered  []SweepItem `json:"recovered"`
+	Skipped    []SweepItem `json:"skipped"`
+	Failed     []SweepItem `json:"failed"`
+	// Deferred projects were selected but not started before the sweep was told to stop
+	// (deadline, SIGTERM); the next sweep takes them.
+	Deferred []SweepItem `json:"deferred"`
+	// Purge results.
+	Purged     []SweepItem `json:"purged"`
+	FreedBytes int64       `json:"freed_bytes"`
+	DurationMS int64       `json:"duration_ms"`
+}
+
+// OK is false when any project failed.
+func (r SweepReport) OK() bool { return len(r.Failed) == 0 }
+
+// The global sweep locks: one hibernation sweep and one purge at a time per store. Overlapping
+// sweeps would still be safe (claims are exactly-once); the lock makes the second exit early.
+const (
+	lockHibernate = "sweep-hibernate"
+	lockPurge     = "sweep-purge"
+	lockTTL       = 10 * time.Minute
+)
+
+// SweepHibernate finishes operations whose holder died, then hibernates every active project
+// idle longer than the idle timeout, several at once.
+func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (SweepReport, error) {
+	start := time.Now()
+	asOf := opts.AsOf
+	if asOf.IsZero() {
+		asOf = e.now()
+	}
+	idle := opts.Idle
+	if idle == 0 {
+		idle = e.cfg.IdleTimeout
+	}
+	if idle < 0 {
+		return SweepReport{}, fmt.Errorf("sweep: idle timeout %s must be positive: %w", idle, ErrBadInput)
+	}
+	rep := SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
+		Hibernated: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
+	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
+	if !opts.DryRun {
+		if err := e.writable("sweep"); err != nil {
+			return rep, err
+		}
+		release, held, err := e.sweepLock(ctx, lockHibernate)
+		if err != nil {
+			return rep, err
+		}
+		if held {
+			rep.Lock = "held-by-another-sweep"
+			return rep, nil
+		}
+		defer release()
+		rep.Lock = "acquired"
+	} else {
+		rep.Lock = "not-taken (dry run)"
+	}
+
+	// Stale operations first: they hold projects nothing else can touch.
+	held, err := e.store.HeldProjects(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("sweep: list held projects: %w", err)
+	}
+	for _, p := range held {
+		if !e.stale(p) {
+			continue
+		}
+		item := SweepItem{Slug: p.Slug, ID: p.ID, Reason: fmt.Sprintf("interrupted %s", p.OpKind)}
+		if opts.DryRun {
+			rep.Recovered = append(rep.Recovered, item)
+			continue
+		}
+		if _, err := e.resume(ctx, p); err != nil && !errors.Is(err, ErrTouched) {
+			item.Reason = fmt.Sprintf("resume %s: %v", p.OpKind, err)
+			rep.Failed = append(rep.Failed, item)
+			continue
+		}
+		rep.Recovered = append(rep.Recovered, item)
+	}
+
+	cutoff := asOf.Add(-idle)
+	idleProjects, err := e.store.IdleProjects(ctx, cutoff, opts.Limit)
+	if err != nil {
+		return rep, fmt.Errorf("sweep: select idle projects: %w", err)
+	}
+	rep.Selected = len(idleProjects)
+	if opts.DryRun {
+		for _, p := range idleProjects {
+			rep.Hibernated = append(rep.Hibernated, SweepItem{Slug: p.Slug, ID: p.ID,
+				Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
+		}
+		return rep, nil
+	}
+	e.hibernateMany(ctx, idleProjects, cutoff, opts.Concurrency, &rep)
+	return rep, nil
+}
+
+// hibernateMany runs hibernations with bounded concurrency. Workers pull the next project as soon
+// as they are free, so one slow project holds one worker, never the rest of the sweep. Once ctx
+// ends no new project is started; the ones in flight finish their journaled steps.
+func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+	if concurrency <= 0 {
+		concurrency = e.cfg.SweepConcurrency
+	}
+	var mu sync.Mutex
+	next := 0
+	take := func() (Project, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if next >= len(ps) || ctx.Err() != nil {
+			return Project{}, false
+		}
+		next++
+		return ps[next-1], true
+	}
+	record := func(list *[]SweepItem, item SweepItem) {
+		mu.Lock()
+		*list = append(*list, item)
+		mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	for range min(concurrency, len(ps)) {
+		wg.Go(func() {
+			for {
+				p, ok := take()
+				if !ok {
+					return
+				}
+				item := SweepItem{Slug: p.Slug, ID: p.ID}
+				// In-flight work is not cut off by the sweep's own cancellation: a hibernation
+				// stopped halfway would only have to be resumed by the next sweep.
+				opCtx := context.WithoutCancel(ctx)
+				o, err := e.claim(opCtx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
+				if err != nil {
+					item.Reason = err.Error()
+					if errors.Is(err, ErrBusy) || errors.Is(err, ErrBadState) || errors.Is(err, ErrConflict) {
+						item.Reason = "not claimed: " + err.Error()
+						record(&rep.Skipped, item)
+					} else {
+						record(&rep.Failed, item)
+					}
+					continue
+				}
+				_, err = e.hibernateClaimed(opCtx, o, cutoff)
+				switch {
+				case err == nil:
+					record(&rep.Hibernated, item)
+				case errors.Is(err, ErrTouched):
+					item.Reason = "touched after selection"
+					record(&rep.Skipped, item)
+				default:
+					item.Reason = err.Error()
+					record(&rep.Failed, item)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range ps[next:] {
+		rep.Deferred = append(rep.Deferred, SweepItem{Slug: p.Slug, ID: p.ID, Reason: "sweep stopped before reaching it"})
+	}
+	for _, l := range []*[]SweepItem{&rep.Hibernated, &rep.Skipped, &rep.Failed} {
+		sort.Slice(*l, func(i, j int) bool { return (*l)[i].Slug < (*l)[j].Slug })
+	}
+}
+
+// sweepLock takes a global sweep lock. held is true when another sweep has it.
+func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), held bool, err error) {
+	ok, err := e.store.TryLock(ctx, name, e.cfg.Owner, e.now(), lockTTL)
+	if err != nil {
+		return nil, false, fmt.Errorf("sweep: take lock %s: %w", name, err)
+	}
+	if !ok {
+		return nil, true, nil
+	}
+	// Keep the lock while the sweep runs longer than its TTL.
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(lockTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				_, _ = e.store.TryLock(contextBackground(), name, e.cfg.Owner, e.now(), lockTTL)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		if err := e.store.Unlock(contextBackground(), name, e.cfg.Owner); err != nil {
+			e.log.Warn("release sweep lock", "lock", name, "err", err)
+		}
+	}, false, nil
+}
+
+// SweepPurge removes the data behind every snapshot soft-deleted longer than the retention period
+// ago (invariant 7), then forgets the snapshot.
+func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (SweepReport, error) {
+	start := time.Now()
+	asOf := opts.AsOf
+	if asOf.IsZero() {
+		asOf = e.now()
+	}
+	rep := SweepReport{Sweep: "purge", DryRun: opts.DryRun, AsOf: asOf,
+		Purged: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
+	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
+	if !opts.DryRun {
+		if err := e.writable("purge"); err != nil {
+			return rep, err
+		}
+		release, held, err := e.sweepLock(ctx, lockPurge)
+		if err != nil {
+			return rep, err
+		}
+		if held {
+			rep.Lock = "held-by-another-sweep"
+			return rep, nil
+		}
+		defer release()
+		rep.Lock = "acquired"
+	} else {
+		rep.Lock = "not-taken (dry run)"
+	}
+	expired, err := e.store.ListSnapshots(ctx, SnapshotFilter{IncludeDeleted: true, OnlyDeletedBefore: asOf.Add(-SnapshotRetention)})
+	if err != nil {
+		return rep, fmt.Errorf("purge: list expired snapshots: %w", err)
+	}
+	rep.Selected = len(expired)
+	for _, s := range expired {
+		if ctx.Err() != nil {
+			rep.Deferred = append(rep.Deferred, SweepItem{ID: s.ID, Reason: "purge stopped before reaching it"})
+			continue
+		}
+		item := SweepItem{ID: s.ID, Slug: s.ProjectID, Reason: fmt.Sprintf("%s snapshot deleted %s", s.Type, s.DeletedAt.Format(time.RFC3339))}
+		if p, err := e.store.GetProject(ctx, s.ProjectID); err == nil {
+			item.Slug = p.Slug
+			if p.HibernationSnapshot == s.ID && p.Status != StatusDeleted {
+				item.Reason = "still the wake point of a hibernated project"
+				rep.Skipped = append(rep.Skipped, item)
+				continue
+			}
+		}
+		if opts.DryRun {
+			rep.Purged = append(rep.Purged, item)
+			rep.FreedBytes += s.SizeBytes
+			continue
+		}
+		if err := e.volumes.Delete(ctx, s); err != nil {
+			item.Reason = fmt.Sprintf("delete data of %s: %v", s.ID, err)
+			rep.Failed = append(rep.Failed, item)
+			continue
+		}
+		if err := e.store.DeleteSnapshotRecord(ctx, s.ID); err != nil {
+			item.Reason = fmt.Sprintf("forget %s: %v", s.ID, err)
+			rep.Failed = append(rep.Failed, item)
+			continue
+		}
+		rep.Purged = append(rep.Purged, item)
+		rep.FreedBytes += s.SizeBytes
+	}
+	return rep, nil
+}

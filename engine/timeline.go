@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxLabelLength bounds snapshot labels (they are shown in a console column).
+const MaxLabelLength = 120
+
+func checkLabel(label string) (string, error) {
+	label = strings.TrimSpace(label)
+	if !utf8.ValidString(label) || strings.ContainsAny(label, "\x00\n\r") {
+		return "", fmt.Errorf("label must be one line of UTF-8 text: %w", ErrBadInput)
+	}
+	if utf8.RuneCountInString(label) > MaxLabelLength {
+		return "", fmt.Errorf("label is longer than %d characters: %w", MaxLabelLength, ErrBadInput)
+	}
+	return label, nil
+}
+
+// Snapshots lists a project's timeline, newest first.
+func (e *Engine) Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]Snapshot, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID, IncludeDeleted: includeDeleted})
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots of %s: %w", p.Slug, err)
+	}
+	return newestFirst(snaps), nil
+}
+
+// CreateSnapshot takes a manual snapshot of a live project and returns once it is ready or
+// failed. The sixth manual snapshot is refused (invariant 5); nothing is evicted.
+func (e *Engine) CreateSnapshot(ctx context.Context, ref, label string) (Snapshot, error) {
+	if err := e.writable("snapshot"); err != nil {
+		return Snapshot{}, err
+	}
+	label, err := checkLabel(label)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if p.Status != StatusActive {
+		return Snapshot{}, fmt.Errorf("snapshot %s: project is %s; wake it first (sailtui project wake %s): %w", p.Slug, p.Status, p.Slug, ErrBadState)
+	}
+	if err := e.checkTimelineRoom(ctx, p); err != nil {
+		return Snapshot{}, err
+	}
+	o, err := e.claim(ctx, p, OpSnapshot, []ProjectStatus{StatusActive}, StatusActive, Claim{})
+	if err != nil {
+		return Snapshot{}, err
+	}
+	o.rec.SnapshotID = snapshotID(SnapshotManual, o.rec.ID, o.rec.StartedAt)
+	if label == "" {
+		label = "snapshot " + o.rec.StartedAt.Format("2006-01-02 15:04")
+	}
+	snap, err := o.takeSnapshot(ctx, o.rec.SnapshotID, SnapshotManual, label)
+	if err != nil {
+		if errors.Is(err, ErrTimelineFull) {
+			err = timelineFull(p)
+		}
+		_, err = o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("snapshot %s: %w", p.Slug, err))
+		return snap, err
+	}
+	_, err = o.finish(ctx, Release{To: StatusActive}, OpDone, nil)
+	return snap, err
+}
+
+// checkTimelineRoom refuses early, with the way out, when the timeline is already full; the
+// store checks again atomically when the snapshot is recorded.
+func (e *Engine) checkTimelineRoom(ctx context.Context, p Project) error {
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID, Types: []SnapshotType{SnapshotManual}})
+	if err != nil {
+		return fmt.Errorf("snapshot %s: list timeline: %w", p.Slug, err)
+	}
+	if len(snaps) >= MaxManualSnapshots {
+		return timelineFull(p)
+	}
+	return nil
+}
+
+func timelineFull(p Project) error {
+	return fmt.Errorf("project %s already has %d manual snapshots, the limit; free a slot with "+
+		"'sailtui snapshot rm %s ID' (deleted snapshots are kept %d days) and try again: %w",
+		p.Slug, MaxManualSnapshots, p.Slug, int(SnapshotRetention.Hours()/24), ErrTimelineFull)
+}
+
+// ReplaceSnapshot frees the slot of manual snapshot oldID (soft delete) and takes a new manual
+// snapshot in its place: what the console offers when the timeline is full. If the new snapshot
+// fails the old one is brought back.
+func (e *Engine) ReplaceSnapshot(ctx context.Context, ref, oldID, label string) (Snapshot, error) {
+	old, err := e.snapshotOf(ctx, ref, oldID)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	if old.Type != SnapshotManual {
+		return Snapshot{}, fmt.Errorf("replace %s: only manual snapshots take a timeline slot: %w", oldID, ErrBadInput)
+	}
+	if err := e.DeleteSnapshot(ctx, ref, oldID); err != nil {
+		return Snapshot{}, err
+	}
+	snap, err := e.CreateSnapshot(ctx, ref, label)
+	if err != nil {
+		if uerr := e.store.UpdateSnapshot(context.WithoutCancel(ctx), old); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("bring back %s: %w", oldID, uerr))
+		}
+	}
+	return snap, err
+}
+
+func (e *Engine) snapshotOf(ctx context.Context, ref, id string) (Snapshot, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s, err := e.store.GetSnapshot(ctx, id)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return s, fmt.Errorf("snapshot %q not found in %s (list them with: sailtui snapshot ls %s): %w", id, p.Slug, p.Slug, ErrNotFound)
+		}
+		return s, fmt.Errorf("read snapshot %s: %w", id, err)
+	}
+	if s.ProjectID != p.ID {
+		return s, fmt.Errorf("snapshot %q is not in project %s: %w", id, p.Slug, ErrNotFound)
+	}
+	return s, nil
+}
+
+// RelabelSnapshot changes a snapshot's label.
+func (e *Engine) RelabelSnapshot(ctx context.Context, ref, id, label string) (Snapshot, error) {
+	if err := e.writable("relabel"); err != nil {
+		return Snapshot{}, err
+	}
+	label, err := checkLabel(label)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s, err := e.snapshotOf(ctx, ref, id)
+	if err != nil {
+		return s, err
+	}
+	s.Label = label
+	if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+		return s, fmt.Errorf("relabel %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// DeleteSnapshot soft-deletes a snapshot: it leaves the timeline (freeing a manual slot) and
+// its data is purged after the retention period. The snapshot a hibernated project wakes from
+// cannot be deleted.
+func (e *Engine) DeleteSnapshot(ctx context.Context, ref, id string) error {
+	if err := e.writable("delete snapshot"); err != nil {
+		return err
+	}
+	s, err := e.snapshotOf(ctx, ref, id)
+	if err != nil {
+		return err
+	}
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if p.HibernationSnapshot == s.ID && p.Status != StatusActive {
+		return fmt.Errorf("snapshot %s holds hibernated project %s; wake it first: %w", id, p.Slug, ErrBadState)
+	}
+	if s.Status == SnapshotDeleted {
+		return nil
+	}
+	if s.Status == SnapshotPending {
+		return fmt.Errorf("snapshot %s is still being taken: %w", id, ErrBusy)
+	}
+	s.Status, s.DeletedAt = SnapshotDeleted, e.now()
+	if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+		return fmt.Errorf("delete snapshot %s: %w", id, err)
+	}
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "snapshot", Snapshot: id, Reason: "snapshot deleted"})
+	return nil
+}
+
+// RestoreResult tells what a restore replaced and where the state before it went.
+type RestoreResult struct {
+	Project  Project  `json:"project"`
+	Restored Snapshot `json:"restored"`
+	// Safety is the snapshot of the state before the restore (empty when the project was
+	// hibernated: its hibernation snapshot already holds that state).
+	Safety Snapshot `json:"safety,omitzero"`
+}
+
+// RestoreSnapshot puts a project back to snapshot id. Over a live project a safety snapshot of
+// the current state is taken first, so the restore can be undone (invariant 6).
+func (e *Engine) RestoreSnapshot(ctx context.Context, ref, id string) (RestoreResult, error) {
+	if err := e.writable("restore"); err != nil {
+		return RestoreResult{}, err
+	}
+	p, err := e.converge(ctx, ref)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	target, err := e.snapshotOf(ctx, ref, id)
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	if target.Status != SnapshotReady {
+		return RestoreResult{}, fmt.Errorf("restore %s: snapshot %s is %s, not ready: %w", p.Slug, id, target.Status, ErrBadState)
+	}
+	o, err := e.claim(ctx, p, OpRestore, []ProjectStatus{StatusActive, StatusHibernated}, StatusRestoring, Claim{})
+	if err != nil {
+		return RestoreResult{}, err
+	}
+	o.rec.SnapshotID = id
+	if err := o.step(ctx, "target"); err != nil {
+		_, err = o.finish(ctx, Release{To: p.Status}, OpFailed, err)
+		return RestoreResult{}, err
+	}
+	res := RestoreResult{Restored: target}
+	res.Project, err = e.restoreClaimed(ctx, o)
+	if s, serr := e.store.GetSnapshot(ctx, safetyID(o)); serr == nil {
+		res.Safety = s
+	}
+	return res, err
+}
+
+func safetyID(o *op) string { return snapshotID(SnapshotSafety, o.rec.ID, o.rec.StartedAt) }
+
+func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
+	p := o.p
+	target, err := e.readySnapshot(ctx, p, o.rec.SnapshotID)
+	live, lerr := e.runtime.ProjectExists(ctx, p)
+	back := StatusHibernated
+	if live {
+		back = StatusActive
+	}
+	if err != nil || lerr != nil {
+		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: %w", p.Slug, errors.Join(err, lerr)))
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: list containers: %w", p.Slug, err))
+	}
+	if live {
+		if _, err := o.takeSnapshot(ctx, safetyID(o), SnapshotSafety, "before restoring "+target.ID); err != nil {
+			return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("restore %s: safety snapshot: %w", p.Slug, err))
+		}
+		progressFor(ctx, p.ID, OpRestore)(Progress{Phase: "stop"})
+		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
+			return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("restore %s: stop containers: %w", p.Slug, err))
+		}
+		if err := o.step(ctx, "stopped"); err != nil {
+			return o.p, err
+		}
+	} else if err := e.runtime.EnsureProject(ctx, p); err != nil {
+		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: prepare environment: %w", p.Slug, err))
+	}
+	if o.rec.Step == "restored" || o.rec.Step == "started" {
+		// Resumed after the tree was already swapped in.
+		done, err := e.startAfterRestore(ctx, o)
+		e.rotate(ctx, done, SnapshotSafety, e.cfg.KeepAutoSnapshots)
+		return done, err
+	}
+	if err := e.volumes.Restore(ctx, p, target, progressFor(ctx, p.ID, OpRestore)); err != nil {
+		err = fmt.Errorf("restore %s: snapshot %s: %w", p.Slug, target.ID, err)
+		if live {
+			// The tree was not touched (restores swap in only a complete tree): bring it back up.
+			if serr := e.startAll(context.WithoutCancel(ctx), p); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}
+		return o.finish(ctx, Release{To: back, Reason: err.Error()}, OpFailed, err)
+	}
+	if err := o.step(ctx, "restored"); err != nil {
+		return o.p, err
+	}
+	done, err := e.startAfterRestore(ctx, o)
+	e.rotate(ctx, done, SnapshotSafety, e.cfg.KeepAutoSnapshots)
+	return done, err
+}

@@ -1,0 +1,176 @@
+// Package theme holds the console's lipgloss styles: one Theme per skin, picked by name. It has
+// no logic beyond choosing styles, so the ui package never hard-codes a colour.
+package theme
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"slices"
+	"strings"
+
+	"charm.land/lipgloss/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Skin names.
+const (
+	Dark  = "dark"
+	Light = "light"
+)
+
+// Default is the skin used when none is named.
+const Default = Dark
+
+// Theme is every style the console uses. The zero Theme is usable: all styles plain.
+type Theme struct {
+	// Name is the skin's name ("dark", "light"); NoColor tells that colours are off.
+	Name    string
+	NoColor bool
+
+	// Header bar: the application name, labels and their values, the read-only badge.
+	App      lipgloss.Style
+	Label    lipgloss.Style
+	Value    lipgloss.Style
+	ReadOnly lipgloss.Style
+
+	// Title is a pane's breadcrumb line; TableHeader its column headings.
+	Title       lipgloss.Style
+	TableHeader lipgloss.Style
+	// Selected is applied to the whole line of the row under the cursor.
+	Selected lipgloss.Style
+	Muted    lipgloss.Style
+	Error    lipgloss.Style
+	// Live and Stale mark the event stream's state in the header.
+	Live  lipgloss.Style
+	Stale lipgloss.Style
+
+	FilterPrompt lipgloss.Style
+	FilterText   lipgloss.Style
+
+	HelpKey  lipgloss.Style
+	HelpDesc lipgloss.Style
+	HelpSep  lipgloss.Style
+
+	status    map[engine.ProjectStatus]lipgloss.Style
+	container map[string]lipgloss.Style
+}
+
+// Names lists the skins New accepts.
+func Names() []string { return []string{Dark, Light} }
+
+// FromEnv is New with colours turned off when NO_COLOR is set to anything but "" (no-color.org).
+func FromEnv(name string) (Theme, error) {
+	return New(name, os.Getenv("NO_COLOR") != "")
+}
+
+// New returns the named skin ("" is Default). With noColor every style is plain, so the
+// console writes no escape sequences of its own.
+func New(name string, noColor bool) (Theme, error) {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" {
+		name = Default
+	}
+	if !slices.Contains(Names(), name) {
+		return Theme{}, fmt.Errorf("unknown skin %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	if noColor {
+		return Theme{Name: name, NoColor: true}, nil
+	}
+	if name == Light {
+		return build(name, lightPalette), nil
+	}
+	return build(name, darkPalette), nil
+}
+
+// Status is the badge style of a project status; unknown statuses get the muted style.
+func (t Theme) Status(s engine.ProjectStatus) lipgloss.Style {
+	if st, ok := t.status[s]; ok {
+		return st
+	}
+	return t.Muted
+}
+
+// Container is the style of a container state as runtimes report it (engine.ContainerRunning...).
+func (t Theme) Container(state string) lipgloss.Style {
+	if st, ok := t.container[state]; ok {
+		return st
+	}
+	return t.Muted
+}
+
+type palette struct {
+	fg, muted, accent, selFg, selBg                  color.Color
+	green, yellow, blue, cyan, red, grey, roBg, roFg color.Color
+}
+
+var darkPalette = palette{
+	fg:     lipgloss.Color("#E4E4E4"),
+	muted:  lipgloss.Color("#8A8A8A"),
+	accent: lipgloss.Color("#5FAFFF"),
+	selFg:  lipgloss.Color("#FFFFFF"),
+	selBg:  lipgloss.Color("#005F87"),
+	green:  lipgloss.Color("#5FD75F"),
+	yellow: lipgloss.Color("#FFD75F"),
+	blue:   lipgloss.Color("#5FAFFF"),
+	cyan:   lipgloss.Color("#5FD7D7"),
+	red:    lipgloss.Color("#FF5F5F"),
+	grey:   lipgloss.Color("#6C6C6C"),
+	roBg:   lipgloss.Color("#D75F00"),
+	roFg:   lipgloss.Color("#000000"),
+}
+
+var lightPalette = palette{
+	fg:     lipgloss.Color("#1C1C1C"),
+	muted:  lipgloss.Color("#6C6C6C"),
+	accent: lipgloss.Color("#005FAF"),
+	selFg:  lipgloss.Color("#000000"),
+	selBg:  lipgloss.Color("#AFD7FF"),
+	green:  lipgloss.Color("#008700"),
+	yellow: lipgloss.Color("#AF8700"),
+	blue:   lipgloss.Color("#005FD7"),
+	cyan:   lipgloss.Color("#008787"),
+	red:    lipgloss.Color("#D70000"),
+	grey:   lipgloss.Color("#8A8A8A"),
+	roBg:   lipgloss.Color("#D75F00"),
+	roFg:   lipgloss.Color("#FFFFFF"),
+}
+
+func build(name string, p palette) Theme {
+	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
+	return Theme{
+		Name:         name,
+		App:          fg(p.accent).Bold(true),
+		Label:        fg(p.muted),
+		Value:        fg(p.fg),
+		ReadOnly:     lipgloss.NewStyle().Foreground(p.roFg).Background(p.roBg).Bold(true),
+		Title:        fg(p.accent).Bold(true),
+		TableHeader:  fg(p.muted).Bold(true),
+		Selected:     lipgloss.NewStyle().Foreground(p.selFg).Background(p.selBg),
+		Muted:        fg(p.muted),
+		Error:        fg(p.red),
+		Live:         fg(p.green),
+		Stale:        fg(p.yellow),
+		FilterPrompt: fg(p.accent).Bold(true),
+		FilterText:   fg(p.fg),
+		HelpKey:      fg(p.accent),
+		HelpDesc:     fg(p.muted),
+		HelpSep:      fg(p.grey),
+		status: map[engine.ProjectStatus]lipgloss.Style{
+			engine.StatusActive:      fg(p.green),
+			engine.StatusHibernating: fg(p.yellow),
+			engine.StatusHibernated:  fg(p.blue),
+			engine.StatusRestoring:   fg(p.cyan),
+			engine.StatusFailed:      fg(p.red).Bold(true),
+			engine.StatusDeleted:     fg(p.grey).Strikethrough(true),
+		},
+		container: map[string]lipgloss.Style{
+			engine.ContainerRunning:  fg(p.green),
+			engine.ContainerStarting: fg(p.cyan),
+			engine.ContainerStopped:  fg(p.muted),
+			engine.ContainerExited:   fg(p.red),
+			engine.ContainerUnknown:  fg(p.yellow),
+		},
+	}
+}

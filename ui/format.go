@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// ago renders how long before now t was, coarse enough to stay the same for a while so rows
+// do not flicker on every refresh.
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return "never"
+	}
+	d := now.Sub(t)
+	// A negative age (another host's clock running ahead) also reads as "just now".
+	if d < 5*time.Second {
+		return "just now"
+	}
+	return span(d) + " ago"
+}
+
+// span renders a duration with its largest unit only, or two for hours so that a
+// hibernation an hour and a half away does not read as "1h".
+func span(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d/time.Minute))
+	case d < 24*time.Hour:
+		h := int(d / time.Hour)
+		if m := int(d%time.Hour) / int(time.Minute); m != 0 && h < 10 {
+			return fmt.Sprintf("%dh%02dm", h, m)
+		}
+		return fmt.Sprintf("%dh", h)
+	default:
+		return fmt.Sprintf("%dd", int(d/(24*time.Hour)))
+	}
+}
+
+// seg is a run of text in one style; cells are made of a few of them (a name and its slug).
+type seg struct {
+	text  string
+	style lipgloss.Style
+}
+
+type cell []seg
+
+func txt(s string, st lipgloss.Style) cell { return cell{{text: s, style: st}} }
+
+// render fits the cell into exactly w columns, truncating with an ellipsis. Styles are applied
+// after truncation so no escape sequence is ever cut in half. The selected row renders its
+// cells unstyled: the selection styles the whole line, and a cell's own reset sequence would
+// cut the selection's background short.
+func (c cell) render(w int, styled bool) string {
+	if w <= 0 {
+		return ""
+	}
+	total := 0
+	for _, s := range c {
+		total += ansi.StringWidth(sanitize(s.text))
+	}
+	budget, cut := w, total > w
+	if cut {
+		budget = w - 1 // room for the ellipsis
+	}
+	var b strings.Builder
+	used := 0
+	for _, s := range c {
+		t := sanitize(s.text)
+		tw := ansi.StringWidth(t)
+		last := used+tw > budget
+		if last {
+			t = ansi.Truncate(t, budget-used, "") + "…"
+			tw = ansi.StringWidth(t)
+		}
+		if styled {
+			b.WriteString(s.style.Inline(true).Render(t))
+		} else {
+			b.WriteString(t)
+		}
+		used += tw
+		if last {
+			break
+		}
+	}
+	if used < w {
+		b.WriteString(strings.Repeat(" ", w-used))
+	}
+	return b.String()
+}
+
+// sanitize keeps data from the store (names, URLs, error text) from moving the terminal's
+// cursor or breaking the one-line-per-row layout.
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// fit makes a rendered line exactly w columns wide.
+func fit(line string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	lw := ansi.StringWidth(line)
+	switch {
+	case lw > w:
+		return ansi.Truncate(line, w, "")
+	case lw < w:
+		return line + strings.Repeat(" ", w-lw)
+	}
+	return line
+}
+
+// block turns lines into exactly h lines of width w, so every pane fills its area and the
+// screen never keeps stale text below a shorter pane.
+func block(lines []string, w, h int) string {
+	if h <= 0 {
+		return ""
+	}
+	out := make([]string, h)
+	for i := range out {
+		if i < len(lines) {
+			out[i] = fit(lines[i], w)
+		} else {
+			out[i] = strings.Repeat(" ", max(w, 0))
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// splitLines splits a rendered block into lines, for placing it inside another block.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}

@@ -1,0 +1,121 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// eventsState is the state of the notifier subscription, shown so that a console that stopped
+// hearing events says so instead of quietly going stale.
+type eventsState int
+
+const (
+	eventsConnecting eventsState = iota
+	eventsLive
+	eventsDown
+)
+
+// headerLines is how many lines the header takes.
+const headerLines = 2
+
+// header is the top bar: where the console is connected, and the fleet at a glance.
+type header struct {
+	env         *env
+	mode, store string
+	readOnly    bool
+	w           int
+
+	events   eventsState
+	loadedAt time.Time
+}
+
+func (h *header) setSize(w int) { h.w = w }
+
+// countOrder is the order of the per-state counts; deleted is shown only when there are some.
+var countOrder = []engine.ProjectStatus{
+	engine.StatusActive, engine.StatusHibernating, engine.StatusHibernated,
+	engine.StatusRestoring, engine.StatusFailed, engine.StatusDeleted,
+}
+
+func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
+	th := h.env.theme
+	var left strings.Builder
+	left.WriteString(th.App.Render("sailtui"))
+	if h.mode != "" {
+		left.WriteString("  " + th.Label.Render("mode ") + th.Value.Render(sanitize(h.mode)))
+	}
+	if h.store != "" {
+		left.WriteString("  " + th.Label.Render("store ") + th.Value.Render(sanitize(h.store)))
+	}
+	if h.readOnly {
+		left.WriteString("  " + th.ReadOnly.Render(" READ-ONLY "))
+	}
+	var state string
+	switch h.events {
+	case eventsLive:
+		state = th.Live.Render("● live")
+	case eventsDown:
+		state = th.Stale.Render("○ events down, polling")
+	default:
+		state = th.Muted.Render("○ connecting")
+	}
+	right := state
+	if !h.loadedAt.IsZero() {
+		right = th.Muted.Render("refreshed "+ago(h.env.now, h.loadedAt)) + "  " + state
+	}
+	// The event stream's state outranks the refresh age and the tail of a long store name.
+	l1 := spread(left.String(), right, h.w)
+	if l1 == left.String() {
+		l1 = spread(ansi.Truncate(left.String(), max(h.w-ansi.StringWidth(state)-2, 0), "…"), state, h.w)
+	}
+
+	var l2 string
+	if loaded {
+		parts := make([]string, 0, len(countOrder)+1)
+		total := 0
+		for _, n := range counts {
+			total += n
+		}
+		for _, s := range countOrder {
+			n := counts[s]
+			if s == engine.StatusDeleted && n == 0 {
+				continue
+			}
+			parts = append(parts, th.Status(s).Render(string(s))+" "+th.Value.Render(fmt.Sprint(n)))
+		}
+		l2 = th.Label.Render(fmt.Sprintf("%d projects: ", total)) + strings.Join(parts, th.Muted.Render("  "))
+	}
+	return block([]string{l1, l2}, h.w, headerLines)
+}
+
+// spread puts right at the right edge of a w-wide line, or drops it when it does not fit.
+func spread(left, right string, w int) string {
+	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	if right == "" || lw+rw+2 > w {
+		return left
+	}
+	return left + strings.Repeat(" ", w-lw-rw) + right
+}
+
+// statusLines is how many lines the status bar takes.
+const statusLines = 2
+
+// errLine is the last error, kept until a newer one replaces it: an operator looking away
+// should still see what went wrong.
+type errLine struct {
+	at   time.Time
+	text string
+}
+
+func (e errLine) view(env *env) string {
+	if e.text == "" {
+		return ""
+	}
+	th := env.theme
+	return th.Error.Render("✗ "+e.at.Local().Format("15:04:05")+" ") + th.Error.Render(sanitize(e.text))
+}

@@ -1,0 +1,408 @@
+package ui
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// projectsKeys are the Projects pane's keys.
+type projectsKeys struct {
+	navKeys
+	Filter      key.Binding
+	Open        key.Binding
+	ClearFilter key.Binding
+	// While the filter is being typed.
+	Accept key.Binding
+	Cancel key.Binding
+}
+
+func newProjectsKeys() projectsKeys {
+	return projectsKeys{
+		navKeys:     newNavKeys(),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter (regex, !inverts)")),
+		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "containers")),
+		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
+		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+	}
+}
+
+type projectRow struct {
+	p engine.Project
+	// hay is what the filter searches (slug, name, owner, status), lower-cased once per load
+	// rather than per keystroke.
+	hay []string
+}
+
+// projectsPane is the fleet: one row per live project.
+type projectsPane struct {
+	env  *env
+	keys projectsKeys
+	w, h int
+
+	loaded bool
+	rows   []projectRow // sorted by slug
+	shown  []int        // indexes into rows that pass the filter
+	counts map[engine.ProjectStatus]int
+	nav    listNav
+
+	flt     filter
+	input   textinput.Model
+	editing bool
+
+	// usage is fetched for the rows on screen only; see usageCmd.
+	usage     map[string]usage
+	usageBusy bool
+	inFlight  map[string]bool
+	// dirtyInFlight remembers rows invalidated while their fetch was running, so the older
+	// answer is not taken as fresh.
+	dirtyInFlight map[string]bool
+}
+
+var projectColumns = []column{
+	{title: "NAME/SLUG", min: 12},
+	{title: "STATUS", min: 11, max: 11},
+	{title: "CONTAINERS", min: 10, max: 10, drop: 1},
+	{title: "LAST ACTIVITY", min: 13, max: 13, drop: 3},
+	{title: "HIBERNATES IN", min: 13, max: 13, drop: 2},
+	{title: "SNAPSHOTS", min: 9, max: 9, drop: 4},
+}
+
+func newProjectsPane(e *env) *projectsPane {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.Placeholder = "regex or text; ! inverts"
+	// The real terminal cursor: a virtual one would draw itself with escape sequences even
+	// under NO_COLOR.
+	in.SetVirtualCursor(false)
+	st := in.Styles()
+	for _, s := range []*textinput.StyleState{&st.Focused, &st.Blurred} {
+		s.Prompt = e.theme.FilterPrompt
+		s.Text = e.theme.FilterText
+		s.Placeholder = e.theme.Muted
+		s.Suggestion = e.theme.Muted
+	}
+	st.Cursor.Blink = false
+	if e.theme.NoColor {
+		st.Cursor.Color = nil
+	}
+	in.SetStyles(st)
+	return &projectsPane{
+		env:           e,
+		keys:          newProjectsKeys(),
+		input:         in,
+		counts:        map[engine.ProjectStatus]int{},
+		usage:         map[string]usage{},
+		inFlight:      map[string]bool{},
+		dirtyInFlight: map[string]bool{},
+	}
+}
+
+func (p *projectsPane) crumb() string { return "Projects" }
+
+func (p *projectsPane) info() string {
+	if !p.loaded {
+		return "loading…"
+	}
+	s := fmt.Sprintf("%d", len(p.rows))
+	if p.flt.active() {
+		s = fmt.Sprintf("%d of %d", len(p.shown), len(p.rows))
+		s += "  " + p.flt.describe()
+	}
+	return s
+}
+
+func (p *projectsPane) setSize(w, h int) {
+	p.w, p.h = w, h
+	p.nav.setHeight(h - 1) // the column header takes a line
+	p.input.SetWidth(max(w-2, 1))
+}
+
+func (p *projectsPane) capturing() bool { return p.editing }
+
+func (p *projectsPane) keyMap() help.KeyMap {
+	k := p.keys
+	if p.editing {
+		return staticKeys{short: []keyBinding{k.Accept, k.Cancel}, full: [][]keyBinding{{k.Accept, k.Cancel}}}
+	}
+	short := []keyBinding{k.Up, k.Down, k.Open, k.Filter}
+	actions := []keyBinding{k.Open, k.Filter}
+	if p.flt.active() {
+		short = append(short, k.ClearFilter)
+		actions = append(actions, k.ClearFilter)
+	}
+	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), actions}}
+}
+
+// openContainersMsg asks the root to drill into a project's containers.
+type openContainersMsg struct{ project engine.Project }
+
+func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
+	if p.editing {
+		return p.updateFilter(msg)
+	}
+	switch {
+	case p.keys.handle(msg, &p.nav):
+	case key.Matches(msg, p.keys.Filter):
+		p.editing = true
+		p.input.SetValue(p.flt.raw)
+		p.input.CursorEnd()
+		return p.input.Focus()
+	case key.Matches(msg, p.keys.ClearFilter):
+		if p.flt.active() || p.flt.raw != "" {
+			p.setFilter("")
+		}
+	case key.Matches(msg, p.keys.Open):
+		if sel, ok := p.selected(); ok {
+			return func() tea.Msg { return openContainersMsg{project: sel} }
+		}
+	}
+	return nil
+}
+
+func (p *projectsPane) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, p.keys.Accept):
+		p.editing = false
+		p.input.Blur()
+		return nil
+	case key.Matches(msg, p.keys.Cancel):
+		p.editing = false
+		p.input.Blur()
+		p.input.SetValue("")
+		p.setFilter("")
+		return nil
+	}
+	return p.updateInput(msg)
+}
+
+// updateInput gives the filter input a key or a paste and applies what it now holds.
+func (p *projectsPane) updateInput(msg tea.Msg) tea.Cmd {
+	var cmd tea.Cmd
+	p.input, cmd = p.input.Update(msg)
+	if v := p.input.Value(); v != p.flt.raw {
+		p.setFilter(v)
+	}
+	return cmd
+}
+
+// filterLine is the filter input for the status bar and where its cursor is on that line.
+func (p *projectsPane) filterLine() (string, *tea.Cursor) {
+	return p.input.View(), p.input.Cursor()
+}
+
+func (p *projectsPane) setFilter(raw string) {
+	keep, _ := p.selected()
+	p.flt = parseFilter(raw)
+	p.refilter(keep.ID)
+}
+
+// selected is the project under the cursor.
+func (p *projectsPane) selected() (engine.Project, bool) {
+	if p.nav.cursor < 0 || p.nav.cursor >= len(p.shown) {
+		return engine.Project{}, false
+	}
+	return p.rows[p.shown[p.nav.cursor]].p, true
+}
+
+// setProjects replaces the list after a load, keeping the cursor on the same project.
+func (p *projectsPane) setProjects(ps []engine.Project) {
+	keep, _ := p.selected()
+	old := make(map[string]engine.Project, len(p.rows))
+	for _, r := range p.rows {
+		old[r.p.ID] = r.p
+	}
+	rows := make([]projectRow, len(ps))
+	counts := map[engine.ProjectStatus]int{}
+	live := make(map[string]bool, len(ps))
+	for i, pr := range ps {
+		rows[i] = projectRow{p: pr, hay: []string{
+			strings.ToLower(pr.Slug), strings.ToLower(pr.Name), strings.ToLower(pr.Owner), string(pr.Status),
+		}}
+		counts[pr.Status]++
+		live[pr.ID] = true
+		// A project whose record changed may have started or stopped containers.
+		if o, ok := old[pr.ID]; ok && (o.Status != pr.Status || !o.UpdatedAt.Equal(pr.UpdatedAt)) {
+			p.invalidate(pr.ID)
+		}
+	}
+	for id := range p.usage {
+		if !live[id] {
+			delete(p.usage, id)
+		}
+	}
+	slices.SortFunc(rows, func(a, b projectRow) int {
+		return cmp.Or(cmp.Compare(a.p.Slug, b.p.Slug), cmp.Compare(a.p.ID, b.p.ID))
+	})
+	p.rows, p.counts, p.loaded = rows, counts, true
+	p.refilter(keep.ID)
+}
+
+// refilter rebuilds the shown rows; the cursor stays on keepID when it still passes.
+func (p *projectsPane) refilter(keepID string) {
+	p.shown = p.shown[:0]
+	for i, r := range p.rows {
+		if p.flt.match(r.hay...) {
+			p.shown = append(p.shown, i)
+		}
+	}
+	p.nav.setLen(len(p.shown))
+	if keepID == "" {
+		return
+	}
+	for i, ri := range p.shown {
+		if p.rows[ri].p.ID == keepID {
+			p.nav.selectIndex(i)
+			return
+		}
+	}
+}
+
+// invalidate marks a project's usage for refetching; the old value stays on screen meanwhile.
+func (p *projectsPane) invalidate(id string) {
+	if p.inFlight[id] {
+		p.dirtyInFlight[id] = true
+	}
+	if u, ok := p.usage[id]; ok {
+		u.stale = true
+		p.usage[id] = u
+	}
+}
+
+func (p *projectsPane) invalidateAll() {
+	for id := range p.usage {
+		p.invalidate(id)
+	}
+	for id := range p.inFlight {
+		p.dirtyInFlight[id] = true
+	}
+}
+
+// usageLoadedMsg carries the usage of some projects.
+type usageLoadedMsg struct{ got map[string]usage }
+
+// usageCmd fetches usage for the rows on screen that lack a fresh value; one fetch runs at a
+// time and the root asks again after every update, so scrolling fast costs one batch per
+// screen the operator actually stops at, not one per row passed.
+func (p *projectsPane) usageCmd() tea.Cmd {
+	if p.usageBusy || !p.loaded {
+		return nil
+	}
+	start, end := p.nav.window()
+	var want []engine.Project
+	for _, i := range p.shown[start:end] {
+		r := p.rows[i]
+		if u, ok := p.usage[r.p.ID]; !ok || u.stale {
+			want = append(want, r.p)
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	p.usageBusy = true
+	for _, pr := range want {
+		p.inFlight[pr.ID] = true
+	}
+	ctx, src := p.env.ctx, p.env.src
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		return usageLoadedMsg{got: fetchUsage(ctx, src, want)}
+	}
+}
+
+// applyUsage stores fetched usage and returns the first error among it.
+func (p *projectsPane) applyUsage(msg usageLoadedMsg) error {
+	p.usageBusy = false
+	var first error
+	for id, u := range msg.got {
+		u.stale = p.dirtyInFlight[id]
+		p.usage[id] = u
+		if u.err != nil && first == nil {
+			first = u.err
+		}
+	}
+	clear(p.inFlight)
+	clear(p.dirtyInFlight)
+	return first
+}
+
+func (p *projectsPane) refresh(force bool, changed map[string]bool) tea.Cmd {
+	if force {
+		p.invalidateAll()
+	}
+	for id := range changed {
+		p.invalidate(id)
+	}
+	return nil // the root reloads the list itself; usage follows through usageCmd
+}
+
+func (p *projectsPane) view() string {
+	th := p.env.theme
+	widths := layout(projectColumns, p.w)
+	lines := make([]string, 0, p.h)
+	lines = append(lines, headerLine(th, projectColumns, widths, p.w))
+	switch {
+	case !p.loaded:
+		lines = append(lines, th.Muted.Render("  loading projects…"))
+	case len(p.rows) == 0:
+		lines = append(lines, th.Muted.Render("  no projects yet"))
+	case len(p.shown) == 0:
+		lines = append(lines, th.Muted.Render("  no project matches "+p.flt.describe()+"  (esc clears the filter)"))
+	}
+	start, end := p.nav.window()
+	for vi := start; vi < end; vi++ {
+		r := p.rows[p.shown[vi]]
+		lines = append(lines, rowLine(th, p.cells(r.p), widths, vi == p.nav.cursor, p.w))
+	}
+	return block(lines, p.w, p.h)
+}
+
+func (p *projectsPane) cells(pr engine.Project) []cell {
+	th := p.env.theme
+	name := txt(pr.Slug, th.Value)
+	if pr.Name != "" && pr.Name != pr.Slug {
+		name = cell{{text: pr.Name, style: th.Value}, {text: "  " + pr.Slug, style: th.Muted}}
+	}
+	containers, snaps := txt("…", th.Muted), txt("…", th.Muted)
+	if u, ok := p.usage[pr.ID]; ok {
+		if u.err != nil {
+			containers, snaps = txt("?", th.Error), txt("?", th.Error)
+		} else {
+			containers = txt(fmt.Sprintf("%d/%d", u.running, u.total), th.Value)
+			snaps = txt(fmt.Sprintf("%d/%d", u.manual, engine.MaxManualSnapshots), th.Value)
+		}
+	}
+	return []cell{
+		name,
+		txt(string(pr.Status), th.Status(pr.Status)),
+		containers,
+		txt(ago(p.env.now, pr.LastActivity), th.Value),
+		p.hibernatesIn(pr),
+		snaps,
+	}
+}
+
+// hibernatesIn is when the sweep will take an active project, by the idle timeout.
+func (p *projectsPane) hibernatesIn(pr engine.Project) cell {
+	th := p.env.theme
+	if pr.Status != engine.StatusActive || pr.LastActivity.IsZero() || p.env.idle <= 0 {
+		return txt("-", th.Muted)
+	}
+	left := pr.LastActivity.Add(p.env.idle).Sub(p.env.now)
+	if left <= 0 {
+		return txt("due", th.Status(engine.StatusHibernating))
+	}
+	return txt(span(left.Truncate(time.Second)), th.Value)
+}

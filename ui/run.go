@@ -1,0 +1,60 @@
+// Package ui is sailtui's interactive console: a Bubble Tea program over the engine. It reads
+// through the engine only, and every engine call runs inside a tea.Cmd, never in Update.
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/theme"
+)
+
+// Options configures the console.
+type Options struct {
+	// Skin names the theme (see theme.Names); "" is the default. NO_COLOR turns colours off
+	// whatever the skin.
+	Skin string
+	// ReadOnly shows the read-only badge; it is also shown when the engine itself is read-only.
+	ReadOnly bool
+	// Mode is the deployment mode for the status bar; "" asks the engine's runtime.
+	Mode string
+	// StoreName describes the store for the status bar; "" asks the store.
+	StoreName string
+}
+
+// Run shows the console until the operator quits or ctx ends. It returns nil on a normal quit.
+func Run(ctx context.Context, eng *engine.Engine, opts Options) error {
+	if eng == nil {
+		return errors.New("ui: no engine")
+	}
+	th, err := theme.FromEnv(opts.Skin)
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	if opts.Mode == "" && eng.Runtime() != nil {
+		opts.Mode = eng.Runtime().Mode()
+	}
+	if opts.StoreName == "" && eng.Store() != nil {
+		opts.StoreName = eng.Store().Describe()
+	}
+	opts.ReadOnly = opts.ReadOnly || eng.ReadOnly()
+
+	// Cancelled on return so the event subscription and any load still running stop with
+	// the console instead of outliving it.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := newModel(ctx, engineSource{eng}, th, opts)
+	_, err = tea.NewProgram(m, tea.WithContext(ctx)).Run()
+	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		// Cancelled from outside (a signal in main): not a console failure.
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ui: %w", err)
+	}
+	return nil
+}

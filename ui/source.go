@@ -1,0 +1,110 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// source is everything the console reads. The Engine provides it through engineSource; tests
+// feed fixed data through a fake, so no unit test needs a store or a runtime.
+type source interface {
+	// ListProjects lists the live projects.
+	ListProjects(ctx context.Context) ([]engine.Project, error)
+	// Containers lists a project's containers with their runtime status (engine.Engine.Containers).
+	Containers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error)
+	// Snapshots lists a project's timeline, newest first (engine.Engine.Snapshots).
+	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
+	// Subscribe delivers status events until ctx ends, then closes the channel.
+	Subscribe(ctx context.Context) (<-chan engine.Event, error)
+	IdleTimeout() time.Duration
+	Now() time.Time
+}
+
+// engineSource adapts an Engine; Containers, Snapshots and IdleTimeout are the Engine's own.
+type engineSource struct{ *engine.Engine }
+
+func (s engineSource) ListProjects(ctx context.Context) ([]engine.Project, error) {
+	ps, err := s.Store().ListProjects(ctx, engine.ProjectFilter{})
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return ps, nil
+}
+
+func (s engineSource) Subscribe(ctx context.Context) (<-chan engine.Event, error) {
+	return s.Notifier().Subscribe(ctx)
+}
+
+func (s engineSource) Now() time.Time { return s.Clock().Now() }
+
+// usage is the per-row detail that needs a call per project (containers, timeline), so it is
+// fetched only for the rows on screen.
+type usage struct {
+	running, total int
+	manual         int
+	err            error
+	// stale marks a value still worth showing but due for a refetch.
+	stale bool
+}
+
+const (
+	// loadTimeout bounds one load so a hung backend shows up as an error instead of a list
+	// that silently stops updating.
+	loadTimeout = 15 * time.Second
+	// usageParallel bounds concurrent per-project calls (one runtime status per container).
+	usageParallel = 8
+)
+
+// fetchUsage reads the usage of each project, a few at a time.
+func fetchUsage(ctx context.Context, src source, ps []engine.Project) map[string]usage {
+	out := make(map[string]usage, len(ps))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, usageParallel)
+	for _, p := range ps {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			u := projectUsage(ctx, src, p)
+			mu.Lock()
+			out[p.ID] = u
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func projectUsage(ctx context.Context, src source, p engine.Project) usage {
+	var u usage
+	_, cs, err := src.Containers(ctx, p.ID)
+	if err != nil {
+		u.err = fmt.Errorf("containers of %s: %w", p.Slug, err)
+		return u
+	}
+	u.total = len(cs)
+	for _, c := range cs {
+		if c.Status.State == engine.ContainerRunning {
+			u.running++
+		}
+	}
+	snaps, err := src.Snapshots(ctx, p.ID, false)
+	if err != nil {
+		u.err = fmt.Errorf("snapshots of %s: %w", p.Slug, err)
+		return u
+	}
+	for _, s := range snaps {
+		if s.Type == engine.SnapshotManual && s.Status != engine.SnapshotDeleted {
+			u.manual++
+		}
+	}
+	return u
+}
+
+var _ source = engineSource{}

@@ -1,0 +1,130 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/sailtui/sailtui/theme"
+)
+
+// column describes one table column. Fixed columns have min == max; max 0 means the column takes
+// whatever width is left.
+type column struct {
+	title    string
+	min, max int
+	// drop orders which columns go first when the terminal is too narrow (highest first);
+	// 0 means the column is never dropped.
+	drop int
+}
+
+const (
+	colGap    = 2
+	markerW   = 2
+	selMarker = "> "
+)
+
+// layout gives each column its width for a table w columns wide; a dropped column gets 0.
+func layout(cols []column, w int) []int {
+	widths := make([]int, len(cols))
+	shown := make([]bool, len(cols))
+	for i := range cols {
+		shown[i] = true
+	}
+	avail := w - markerW
+	need := func() int {
+		n, k := 0, 0
+		for i, c := range cols {
+			if shown[i] {
+				n += c.min
+				k++
+			}
+		}
+		return n + colGap*max(k-1, 0)
+	}
+	for need() > avail {
+		victim := -1
+		for i, c := range cols {
+			if shown[i] && c.drop > 0 && (victim < 0 || c.drop > cols[victim].drop) {
+				victim = i
+			}
+		}
+		if victim < 0 {
+			break
+		}
+		shown[victim] = false
+	}
+	extra := avail - need()
+	for i, c := range cols {
+		if shown[i] {
+			widths[i] = c.min
+		}
+	}
+	// Flexible columns share the extra width evenly, bounded ones up to their max, so a wide
+	// terminal widens names and URLs rather than padding between short columns.
+	for extra > 0 {
+		var grow []int
+		for i, c := range cols {
+			if shown[i] && (c.max == 0 || widths[i] < c.max) {
+				grow = append(grow, i)
+			}
+		}
+		if len(grow) == 0 {
+			break
+		}
+		share := max(extra/len(grow), 1)
+		for _, i := range grow {
+			g := min(share, extra)
+			if cols[i].max > 0 {
+				g = min(g, cols[i].max-widths[i])
+			}
+			widths[i] += g
+			extra -= g
+		}
+	}
+	return widths
+}
+
+// headerLine renders the column titles.
+func headerLine(th theme.Theme, cols []column, widths []int, w int) string {
+	cells := make([]cell, len(cols))
+	for i, c := range cols {
+		cells[i] = txt(c.title, th.TableHeader)
+	}
+	return rowLine(th, cells, widths, false, w)
+}
+
+// rowLine renders one table row, w columns wide. The selected row carries a marker, so it stays
+// visible when NO_COLOR leaves the selection style plain.
+func rowLine(th theme.Theme, cells []cell, widths []int, selected bool, w int) string {
+	var b strings.Builder
+	if selected {
+		b.WriteString(selMarker)
+	} else {
+		b.WriteString(strings.Repeat(" ", markerW))
+	}
+	// Cells render to exactly their width, so the line's width is known without measuring it.
+	used := markerW
+	first := true
+	for i, c := range cells {
+		if i >= len(widths) || widths[i] == 0 {
+			continue
+		}
+		if !first {
+			b.WriteString(strings.Repeat(" ", colGap))
+			used += colGap
+		}
+		first = false
+		b.WriteString(c.render(widths[i], !selected))
+		used += widths[i]
+	}
+	line := b.String()
+	switch {
+	case used < w:
+		line += strings.Repeat(" ", w-used)
+	case used > w:
+		line = fit(line, w)
+	}
+	if selected {
+		return th.Selected.Render(line)
+	}
+	return line
+}
