@@ -113,20 +113,6 @@ func (o *op) step(ctx context.Context, name string) error {
 	return nil
 }
 
-// setStatus moves the held project to another status.
-func (o *op) setStatus(ctx context.Context, to ProjectStatus, reason string) error {
-	from := o.p.Status
-	p, err := o.e.store.SetProjectStatus(ctx, o.p.ID, o.rec.ID, to, reason, o.e.now())
-	if err != nil {
-		return fmt.Errorf("%s %s: set status %s: %w", o.rec.Kind, o.p.Slug, to, err)
-	}
-	o.p = p
-	if from != to {
-		o.e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, From: from, To: to, Reason: reason})
-	}
-	return nil
-}
-
 // finish releases the project into r.To and closes the journal entry as state.
 func (o *op) finish(ctx context.Context, r Release, state OpState, opErr error) (Project, error) {
 	defer o.stopHB()

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/adrg/xdg"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -133,4 +135,43 @@ func (c *config) validate() error {
 	}
 	c.StateDir = abs
 	return nil
+}
+
+// configCmd shows every setting, where it comes from and its value now.
+func configCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "config",
+		Short: "Show every setting: environment variable, flag, default and current value",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			current := map[string]string{
+				"SAILTUI_STATE_DIR":            a.cfg.StateDir,
+				"DEPLOYMENT_MODE":              a.cfg.Mode,
+				"K8S_HIBERNATION_IDLE_MINUTES": strconv.Itoa(int(a.cfg.IdleTimeout.Minutes())),
+				"SAILTUI_OP_TIMEOUT":           a.cfg.OpTimeout.String(),
+				"SAILTUI_SWEEP_CONCURRENCY":    strconv.Itoa(a.cfg.SweepConcurrency),
+				"SAILTUI_READONLY":             strconv.FormatBool(a.cfg.ReadOnly),
+				"SAILTUI_SKIN":                 a.cfg.Skin,
+				"S3_PROJECTS_PREFIX":           a.cfg.ObjectPrefix,
+				"SAILTUI_DEFAULT_COMMAND":      a.cfg.DefaultCommand,
+			}
+			type row struct {
+				Env     string `json:"env"`
+				Flag    string `json:"flag,omitempty"`
+				Default string `json:"default"`
+				Value   string `json:"value"`
+				Meaning string `json:"meaning"`
+			}
+			rows := make([]row, len(configVars))
+			for i, v := range configVars {
+				rows[i] = row{v.Env, v.Flag, v.Default, current[v.Env], v.Meaning}
+			}
+			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "ENV\tFLAG\tVALUE\tMEANING")
+				for _, r := range rows {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Env, r.Flag, r.Value, r.Meaning)
+				}
+			})
+		},
+	}
 }

@@ -9,9 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/sailtui/sailtui/backends/dirstore"
 	"github.com/sailtui/sailtui/backends/local"
-	"github.com/sailtui/sailtui/backends/sqlite"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 )
@@ -30,9 +28,9 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(cfg.StateDir, "sailtui.db"))
+	store, notifier, err := openStore(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open store in %s: %w", cfg.StateDir, err)
+		return nil, err
 	}
 	rt, err := local.New(local.Config{
 		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
@@ -43,14 +41,14 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		store.Close()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
-	objects, err := dirstore.New(filepath.Join(cfg.StateDir, "objects"))
+	objects, err := openObjects(ctx, cfg)
 	if err != nil {
 		store.Close()
-		return nil, fmt.Errorf("object store: %w", err)
+		return nil, err
 	}
 	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
 	ecfg := engine.Config{
-		Store: store, Runtime: rt, Volumes: vols, Logger: log,
+		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
 		IdleTimeout: cfg.IdleTimeout, OpTimeout: cfg.OpTimeout, SweepConcurrency: cfg.SweepConcurrency,
 		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
 	}

@@ -219,7 +219,6 @@ func sortedIDs[T any](items []T, id func(T) string) []string {
 
 func projectID(p engine.Project) string   { return p.ID }
 func snapshotID(s engine.Snapshot) string { return s.ID }
-func opID(o engine.Operation) string      { return o.ID }
 
 // sorted returns a sorted copy of ids.
 func sorted(ids ...string) []string {
