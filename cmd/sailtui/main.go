@@ -126,6 +126,13 @@ as a Kubernetes CronJob does.`,
 			return runConsole(cmd, a, demo)
 		},
 	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		hint := fmt.Sprintf("see: %s --help", c.CommandPath())
+		if c.Name() == "exec" {
+			hint = "put -- between the container and the command: " + hint
+		}
+		return fmt.Errorf("%w (%s): %w", err, hint, engine.ErrBadInput)
+	})
 	a.cfg.bindGlobal(root.PersistentFlags())
 	root.Flags().BoolVar(&demo, "demo", false, "seed a demo workspace when the state is empty")
 	root.Flags().StringVar(&a.cfg.Skin, "skin", a.cfg.Skin, "console colours: dark or light (env SAILTUI_SKIN; NO_COLOR disables colour)")

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Bad input gets a clear error that says what was wrong and what to do, and loses nothing.
+func TestBadInput(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "solid")
+	c.ok("files", "put", "solid", "keep.txt")
+
+	cases := []struct {
+		name  string
+		env   []string
+		args  []string
+		code  int
+		wants []string
+	}{
+		{"unknown project", nil, []string{"project", "wake", "nope"}, 1, []string{`project "nope" not found`, "projects ls"}},
+		{"path escape", nil, []string{"files", "get", "solid", "../sailtui.db"}, 2, []string{"../sailtui.db"}},
+		{"absolute path", nil, []string{"files", "get", "solid", "/etc/passwd"}, 2, []string{"/etc/passwd"}},
+		{"bad sweep", nil, []string{"--headless", "--sweep=everything"}, 2, []string{"hibernate, purge or all"}},
+		{"headless without sweep", nil, []string{"--headless"}, 2, []string{"--sweep=hibernate|purge|all"}},
+		{"sweep without headless", nil, []string{"--sweep=hibernate"}, 2, []string{"--headless"}},
+		{"zero idle minutes", []string{"K8S_HIBERNATION_IDLE_MINUTES=0"}, []string{"sweep", "hibernate"}, 2, []string{"K8S_HIBERNATION_IDLE_MINUTES", "positive"}},
+		{"bad as-of", nil, []string{"sweep", "hibernate", "--as-of", "yesterday"}, 2, []string{"RFC3339"}},
+		{"bad mode", []string{"DEPLOYMENT_MODE=mainframe"}, []string{"projects", "ls"}, 2, []string{"local, docker or kubernetes"}},
+		{"bad output", nil, []string{"projects", "ls", "-o", "yaml"}, 2, []string{"table or json"}},
+		{"exec without dash", nil, []string{"exec", "solid", "app", "ls", "-l"}, 2, []string{"--"}},
+		{"rm without yes", nil, []string{"project", "rm", "solid"}, 1, []string{"--yes"}},
+		{"bad label", nil, []string{"snapshot", "create", "solid", "--label", "two\nlines"}, 2, []string{"one line"}},
+		{"bad container name", nil, []string{"container", "add", "solid", "Bad_Name", "--dir", "x"}, 2, []string{"lower-case"}},
+		{"container dir escapes", nil, []string{"container", "add", "solid", "web", "--dir", "../../etc"}, 2, []string{"leaves the project"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.runIn(nil, tc.env, tc.args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tc.code, r.stderr)
+			}
+			for _, w := range tc.wants {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("error %q does not mention %q", r.stderr, w)
+				}
+			}
+		})
+	}
+	// Nothing was lost along the way.
+	if st := c.project("solid").Status; st != "active" {
+		t.Fatalf("solid is %s", st)
+	}
+	c.ok("files", "get", "solid", "keep.txt")
+}
+
+// A broken TESSLATE.md is refused at start with its line, and the project stays usable.
+func TestBrokenTesslate(t *testing.T) {
+	c := newCLI(t)
+	src := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(src, "TESSLATE.md"), []byte("# App\n\n## Development Server\n\n```bash\nnpm run dev\n"), 0o644))
+	c.ok("project", "create", "broken", "--from", src)
+	r := c.run("project", "start", "broken")
+	if r.code == 0 || !strings.Contains(r.stderr, "line 5") || !strings.Contains(r.stderr, "fence") {
+		t.Fatalf("start with an unterminated fence: exit %d, %q", r.code, r.stderr)
+	}
+	if st := c.project("broken").Status; st != "active" {
+		t.Fatalf("project is %s after a refused start", st)
+	}
+	// Fixing the file is enough.
+	fixed := "# App\n\n## Development Server\n\n```bash\n" + selfCommand() + "\n```\n"
+	c.runIn(strings.NewReader(fixed), nil, "files", "put", "broken", "TESSLATE.md")
+	c.env = []string{}
+	c.ok("project", "start", "broken")
+	waitHTTP(t, c.containers("broken")["app"].URL, "")
+}
+
+// The CronJob form prints one JSON summary line per sweep and nothing else on stdout.
+func TestHeadlessSummary(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "sleepy")
+	out := c.ok("--headless", "--sweep=all", "--dry-run", "--idle", "1ns")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want two summary lines (hibernate, purge), got %q", out)
+	}
+	for i, want := range []string{"hibernate", "purge"} {
+		var rep struct {
+			Sweep      string
+			DryRun     bool `json:"dry_run"`
+			Hibernated []struct{ Slug string }
+		}
+		if err := json.Unmarshal([]byte(lines[i]), &rep); err != nil {
+			t.Fatalf("line %d %q: %v", i, lines[i], err)
+		}
+		if rep.Sweep != want || !rep.DryRun {
+			t.Fatalf("line %d: %+v", i, rep)
+		}
+		if want == "hibernate" && (len(rep.Hibernated) != 1 || rep.Hibernated[0].Slug != "sleepy") {
+			t.Fatalf("dry run would hibernate %+v, want sleepy", rep.Hibernated)
+		}
+	}
+	if st := c.project("sleepy").Status; st != "active" {
+		t.Fatalf("dry run changed sleepy to %s", st)
+	}
+	c.ok("--headless", "--sweep=hibernate", "--idle", "1ns")
+	if st := c.project("sleepy").Status; st != "hibernated" {
+		t.Fatalf("headless sweep left sleepy %s", st)
+	}
+}
