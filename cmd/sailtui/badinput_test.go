@@ -50,6 +50,11 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	// A credential in a template URL never shows, even when the clone fails.
+	r := c.run("container", "add", "solid", "web", "--dir", "web", "--git", "https://bob:s3cr3t-token@127.0.0.1:1/tpl.git")
+	if r.code == 0 || strings.Contains(r.stderr+r.stdout, "s3cr3t-token") || !strings.Contains(r.stderr, "127.0.0.1:1") {
+		t.Fatalf("clone of an unreachable template: exit %d, output %q", r.code, r.stderr)
+	}
 	// Nothing was lost along the way.
 	if st := c.project("solid").Status; st != "active" {
 		t.Fatalf("solid is %s", st)
