@@ -63,7 +63,7 @@ const (
 
 // SweepHibernate finishes operations whose holder died, then hibernates every active project
 // idle longer than the idle timeout, several at once.
-func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (SweepReport, error) {
+func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep SweepReport, err error) {
 	start := time.Now()
 	asOf := opts.AsOf
 	if asOf.IsZero() {
@@ -76,26 +76,14 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (SweepRe
 	if idle < 0 {
 		return SweepReport{}, fmt.Errorf("sweep: idle timeout %s must be positive: %w", idle, ErrBadInput)
 	}
-	rep := SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
+	rep = SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
 		Hibernated: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
-	if !opts.DryRun {
-		if err := e.writable("sweep"); err != nil {
-			return rep, err
-		}
-		release, held, err := e.sweepLock(ctx, lockHibernate)
-		if err != nil {
-			return rep, err
-		}
-		if held {
-			rep.Lock = "held-by-another-sweep"
-			return rep, nil
-		}
-		defer release()
-		rep.Lock = "acquired"
-	} else {
-		rep.Lock = "not-taken (dry run)"
+	release, proceed, err := e.beginSweep(ctx, &rep, lockHibernate)
+	if !proceed {
+		return rep, err
 	}
+	defer release()
 
 	// Stale operations first: they hold projects nothing else can touch.
 	held, err := e.store.HeldProjects(ctx)
@@ -205,6 +193,29 @@ func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Ti
 	}
 }
 
+// beginSweep takes the sweep's global lock (a dry run changes nothing and takes none). proceed
+// is false when the sweep must stop: an error, or another sweep holding the lock (reported in
+// rep.Lock, not an error: the CronJob's next run comes soon enough).
+func (e *Engine) beginSweep(ctx context.Context, rep *SweepReport, lock string) (release func(), proceed bool, err error) {
+	if rep.DryRun {
+		rep.Lock = "not-taken (dry run)"
+		return func() {}, true, nil
+	}
+	if err := e.writable(rep.Sweep + " sweep"); err != nil {
+		return nil, false, err
+	}
+	release, held, err := e.sweepLock(ctx, lock)
+	if err != nil {
+		return nil, false, err
+	}
+	if held {
+		rep.Lock = "held-by-another-sweep"
+		return nil, false, nil
+	}
+	rep.Lock = "acquired"
+	return release, true, nil
+}
+
 // sweepLock takes a global sweep lock. held is true when another sweep has it.
 func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), held bool, err error) {
 	ok, err := e.store.TryLock(ctx, name, e.cfg.Owner, e.now(), lockTTL)
@@ -238,32 +249,20 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 
 // SweepPurge removes the data behind every snapshot soft-deleted longer than the retention period
 // ago (invariant 7), then forgets the snapshot.
-func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (SweepReport, error) {
+func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepReport, err error) {
 	start := time.Now()
 	asOf := opts.AsOf
 	if asOf.IsZero() {
 		asOf = e.now()
 	}
-	rep := SweepReport{Sweep: "purge", DryRun: opts.DryRun, AsOf: asOf,
+	rep = SweepReport{Sweep: "purge", DryRun: opts.DryRun, AsOf: asOf,
 		Purged: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
-	if !opts.DryRun {
-		if err := e.writable("purge"); err != nil {
-			return rep, err
-		}
-		release, held, err := e.sweepLock(ctx, lockPurge)
-		if err != nil {
-			return rep, err
-		}
-		if held {
-			rep.Lock = "held-by-another-sweep"
-			return rep, nil
-		}
-		defer release()
-		rep.Lock = "acquired"
-	} else {
-		rep.Lock = "not-taken (dry run)"
+	release, proceed, err := e.beginSweep(ctx, &rep, lockPurge)
+	if !proceed {
+		return rep, err
 	}
+	defer release()
 	expired, err := e.store.ListSnapshots(ctx, SnapshotFilter{IncludeDeleted: true, OnlyDeletedBefore: asOf.Add(-SnapshotRetention)})
 	if err != nil {
 		return rep, fmt.Errorf("purge: list expired snapshots: %w", err)
