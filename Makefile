@@ -10,8 +10,8 @@ DEMO_STATE   ?= $(CURDIR)/.demo-state
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOTEST       := $(GO) test -count=1
 # Debian packages the tests and benchmarks call: tmux (console tests), git (template clones),
-# zstd + tar (the archive benchmark's baseline).
-APT_PACKAGES := tmux git zstd tar
+# zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests).
+APT_PACKAGES := tmux git zstd tar postgresql
 
 .PHONY: all build run test test-unit test-engine test-sqlite test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean

@@ -30,6 +30,9 @@ type Config struct {
 	OpTimeout time.Duration
 	// SweepConcurrency bounds how many projects one sweep hibernates at once.
 	SweepConcurrency int
+	// SweepLockTTL is how long a sweep's global lock outlives a sweep that died holding it
+	// (it is renewed while the sweep runs).
+	SweepLockTTL time.Duration
 	// KeepAutoSnapshots is how many ready hibernation (and safety) snapshots stay live per
 	// project; older ones are soft-deleted and purged after the retention period.
 	KeepAutoSnapshots int
@@ -58,6 +61,7 @@ const (
 	DefaultOpTimeout        = 10 * time.Minute
 	DefaultSweepConcurrency = 16
 	DefaultKeepAuto         = 2
+	DefaultSweepLockTTL     = 3 * time.Minute
 )
 
 // New checks cfg and fills in its defaults.
@@ -88,6 +92,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.SweepConcurrency <= 0 {
 		cfg.SweepConcurrency = DefaultSweepConcurrency
+	}
+	if cfg.SweepLockTTL <= 0 {
+		cfg.SweepLockTTL = DefaultSweepLockTTL
 	}
 	if cfg.KeepAutoSnapshots <= 0 {
 		cfg.KeepAutoSnapshots = DefaultKeepAuto

@@ -58,7 +58,6 @@ func (r SweepReport) OK() bool { return len(r.Failed) == 0 }
 const (
 	lockHibernate = "sweep-hibernate"
 	lockPurge     = "sweep-purge"
-	lockTTL       = 10 * time.Minute
 )
 
 // SweepHibernate finishes operations whose holder died, then hibernates every active project
@@ -218,7 +217,8 @@ func (e *Engine) beginSweep(ctx context.Context, rep *SweepReport, lock string) 
 
 // sweepLock takes a global sweep lock. held is true when another sweep has it.
 func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), held bool, err error) {
-	ok, err := e.store.TryLock(ctx, name, e.cfg.Owner, e.now(), lockTTL)
+	ttl := e.cfg.SweepLockTTL
+	ok, err := e.store.TryLock(ctx, name, e.cfg.Owner, e.now(), ttl)
 	if err != nil {
 		return nil, false, fmt.Errorf("sweep: take lock %s: %w", name, err)
 	}
@@ -228,22 +228,29 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 	// Keep the lock while the sweep runs longer than its TTL.
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(lockTTL / 3)
+		t := time.NewTicker(ttl / 3)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				_, _ = e.store.TryLock(contextBackground(), name, e.cfg.Owner, e.now(), lockTTL)
+				_, _ = e.store.TryLock(contextBackground(), name, e.cfg.Owner, e.now(), ttl)
 			}
 		}
 	}()
 	return func() {
 		close(done)
-		if err := e.store.Unlock(contextBackground(), name, e.cfg.Owner); err != nil {
-			e.log.Warn("release sweep lock", "lock", name, "err", err)
+		// A store that is briefly away (a database restart) should not cost the next runs
+		// their turn until the lock expires: try a few times.
+		var err error
+		for attempt := range 4 {
+			if err = e.store.Unlock(contextBackground(), name, e.cfg.Owner); err == nil {
+				return
+			}
+			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
 		}
+		e.log.Warn("release sweep lock; it expires by itself", "lock", name, "ttl", ttl, "err", err)
 	}, false, nil
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/adrg/xdg"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // config is sailtui's configuration: flags win over the environment, the environment over
@@ -27,7 +29,11 @@ type config struct {
 	Skin             string
 	ObjectPrefix     string
 	DefaultCommand   string
-	Yes              bool
+	// DatabaseURL selects the PostgreSQL store (empty: the embedded SQLite store).
+	DatabaseURL        string
+	DBPoolSize         int
+	DBStatementTimeout time.Duration
+	Yes                bool
 }
 
 // configVar documents one setting: the README's config table is this list.
@@ -44,6 +50,12 @@ var configVars = []configVar{
 	{"SAILTUI_READONLY", "--readonly", "false", "refuse every action that changes something"},
 	{"SAILTUI_SKIN", "--skin", "dark", "console colours: dark or light (NO_COLOR turns colour off)"},
 	{"S3_PROJECTS_PREFIX", "", "projects", "key prefix of snapshot archives"},
+	{"DATABASE_URL", "--database-url", "", "PostgreSQL store (libpq URL or key=value; PG* variables fill the gaps); empty: embedded SQLite"},
+	{"SAILTUI_DB_POOL_SIZE", "", "max(4, CPUs)", "PostgreSQL connections in the pool"},
+	{"SAILTUI_DB_STATEMENT_TIMEOUT", "", "30s", "PostgreSQL statement_timeout of every connection"},
+	{"S3_BUCKET_NAME", "", "", "keep snapshot archives in this S3 bucket (else in the state directory)"},
+	{"S3_ENDPOINT_URL", "", "", "S3-compatible endpoint (path-style addressing is then used)"},
+	{"S3_REGION", "", "us-east-1", "S3 region (AWS_REGION also works); credentials come from the standard AWS_* chain"},
 	{"SAILTUI_DEFAULT_COMMAND", "", "sailtui devserver --dir . --port \"$PORT\"", "what a container runs when neither it nor its TESSLATE.md names a command"},
 }
 
@@ -73,6 +85,21 @@ func (c *config) fromEnv() error {
 	str("SAILTUI_SKIN", &c.Skin)
 	str("S3_PROJECTS_PREFIX", &c.ObjectPrefix)
 	str("SAILTUI_DEFAULT_COMMAND", &c.DefaultCommand)
+	str("DATABASE_URL", &c.DatabaseURL)
+	if v := os.Getenv("SAILTUI_DB_POOL_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 || n > 1000 {
+			return fmt.Errorf("SAILTUI_DB_POOL_SIZE=%q: want a number from 1 to 1000", v)
+		}
+		c.DBPoolSize = n
+	}
+	if v := os.Getenv("SAILTUI_DB_STATEMENT_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("SAILTUI_DB_STATEMENT_TIMEOUT=%q: want a positive duration such as 30s", v)
+		}
+		c.DBStatementTimeout = d
+	}
 	if v := os.Getenv("K8S_HIBERNATION_IDLE_MINUTES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
@@ -110,6 +137,7 @@ func (c *config) bindGlobal(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local (env DEPLOYMENT_MODE)")
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "output format: table or json")
 	fs.BoolVar(&c.ReadOnly, "readonly", c.ReadOnly, "refuse every action that changes something (env SAILTUI_READONLY)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL store (env DATABASE_URL); empty: embedded SQLite")
 }
 
 func (c *config) validate() error {
@@ -154,6 +182,12 @@ func configCmd(a *app) *cobra.Command {
 				"SAILTUI_SKIN":                 a.cfg.Skin,
 				"S3_PROJECTS_PREFIX":           a.cfg.ObjectPrefix,
 				"SAILTUI_DEFAULT_COMMAND":      a.cfg.DefaultCommand,
+				"DATABASE_URL":                 redactDSN(a.cfg.DatabaseURL),
+				"SAILTUI_DB_POOL_SIZE":         strconv.Itoa(a.cfg.DBPoolSize),
+				"SAILTUI_DB_STATEMENT_TIMEOUT": a.cfg.DBStatementTimeout.String(),
+				"S3_BUCKET_NAME":               os.Getenv("S3_BUCKET_NAME"),
+				"S3_ENDPOINT_URL":              os.Getenv("S3_ENDPOINT_URL"),
+				"S3_REGION":                    os.Getenv("S3_REGION"),
 			}
 			type row struct {
 				Env     string `json:"env"`
@@ -174,4 +208,15 @@ func configCmd(a *app) *cobra.Command {
 			})
 		},
 	}
+}
+
+// redactDSN hides a password in a database URL (key=value DSNs are shown only as "set").
+func redactDSN(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if strings.Contains(dsn, "://") {
+		return engine.RedactURL(dsn)
+	}
+	return "(set)"
 }

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -30,7 +31,8 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// One PostgreSQL server for the package's tests, started on first use.
+	os.Exit(pgtest.Main(m))
 }
 
 // selfCommand is the default container command in tests: this binary's devserver.

@@ -28,7 +28,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
-	store, notifier, err := openStore(ctx, cfg)
+	store, notifier, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -38,12 +38,12 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		LogDir:      filepath.Join(cfg.StateDir, "logs"),
 	})
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, fmt.Errorf("local runtime: %w", err)
 	}
 	objects, err := openObjects(ctx, cfg)
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, err
 	}
 	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
@@ -57,10 +57,10 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	}
 	eng, err := engine.New(ecfg)
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, err
 	}
-	return &parts{eng: eng, store: store, close: func() { store.Close() }}, nil
+	return &parts{eng: eng, store: store, close: closeStore}, nil
 }
 
 // defaultCommand serves a container's directory with this binary's devserver when the container

@@ -15,8 +15,8 @@ import (
 
 func TestRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	longName := strings.Repeat("long-name-", 12) + ".txt" // > 100 bytes: GNU long name
-	deepDir := strings.Repeat("deep-directory-level/", 14)  // path > 256 bytes
+	longName := strings.Repeat("long-name-", 12) + ".txt"  // > 100 bytes: GNU long name
+	deepDir := strings.Repeat("deep-directory-level/", 14) // path > 256 bytes
 	cases := []struct {
 		name    string
 		nodes   []node
@@ -31,6 +31,8 @@ func TestRoundTrip(t *testing.T) {
 				{path: "run.sh", kind: 'f', data: []byte("#!/bin/sh\necho hi\n"), mode: 0o755},
 				{path: "secret.env", kind: 'f', data: []byte("TOKEN=x\n"), mode: 0o600},
 				{path: "readonly.txt", kind: 'f', data: []byte("ro"), mode: 0o444},
+				{path: "shared.txt", kind: 'f', data: []byte("group and world writable"), mode: 0o666},
+				{path: "all.sh", kind: 'f', data: []byte("#!/bin/sh\n"), mode: 0o777},
 				{path: "empty.txt", kind: 'f'},
 				{path: "src", kind: 'd', mode: 0o750, mtime: defaultMtime.Add(-time.Hour)},
 				{path: "src/main.go", kind: 'f', data: mixedContent(r, 5000), mtime: defaultMtime.Add(time.Minute)},

@@ -9,6 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -92,25 +95,36 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 	}
 	defer dec.Close()
 
+	x.startWriters()
+	err = x.read(dec)
+	// Every queued file is written (or, after an error, dropped) before Extract returns, so
+	// nothing touches target afterwards and a caller may remove it right away.
+	if werr := x.stopWriters(err != nil); err == nil {
+		err = werr
+	}
+	if err == nil {
+		err = x.finishDirs()
+	}
+	return x.st, err
+}
+
+func (x *extractor) read(dec io.Reader) error {
 	src := &eofReader{r: dec}
 	if err := x.run(tar.NewReader(src)); err != nil {
-		return x.st, err
+		return err
 	}
 	if src.hitEOF {
-		return x.st, fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
+		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
 	}
-	// Reading to the end of the zstd stream is what verifies its frame checksum.
+	// Reading to the end of the zstd stream is what verifies its frame checksums.
 	n, err := io.CopyN(io.Discard, dec, maxTrailing+1)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return x.st, fmt.Errorf("extract: read archive end: %w", err)
+		return fmt.Errorf("extract: read archive end: %w", err)
 	}
 	if n > maxTrailing {
-		return x.st, fmt.Errorf("extract: more than %d bytes after the end of the archive: %w", maxTrailing, engine.ErrBadInput)
+		return fmt.Errorf("extract: more than %d bytes after the end of the archive: %w", maxTrailing, engine.ErrBadInput)
 	}
-	if err := x.finishDirs(); err != nil {
-		return x.st, err
-	}
-	return x.st, nil
+	return nil
 }
 
 type dirMeta struct {
@@ -125,18 +139,110 @@ type extractor struct {
 	lim     Limits
 	st      Stats
 	entries int64
+	// claimed is the payload admitted so far, checked against the limits before any of an
+	// entry's data is read.
+	claimed int64
 	// dirs holds the directories (clean relative names) known to be real directories: created
 	// by this extraction or checked with Lstat. A name is added only after that check, and
 	// extraction never removes or replaces anything, so a parent found here cannot be a symlink.
 	dirs    map[string]struct{}
 	dirMeta []dirMeta
 	buf     []byte
+
+	// Small files are written by a pool of goroutines. Creating a file costs far more kernel
+	// time than reading it from the archive, and `tar -x` creates them one at a time; all the
+	// decisions (names, parents, limits) stay in the reading goroutine, in archive order.
+	jobs    chan fileJob
+	free    chan []byte
+	writers sync.WaitGroup
+	stop    atomic.Bool
+	wmu     sync.Mutex
+	werr    error
+	wst     Stats
+}
+
+// smallFile is the largest file handed to the writer pool; larger ones are streamed by the
+// reading goroutine so the memory in flight stays at a few MiB.
+const smallFile = 256 << 10
+
+// fileJob is one small file for the writer pool.
+type fileJob struct {
+	name  string // as in the archive, for errors
+	path  string
+	data  []byte
+	mode  fs.FileMode
+	mtime time.Time
+}
+
+func (x *extractor) startWriters() {
+	// Twice the CPUs: a writer spends much of its time blocked in the filesystem.
+	n := min(2*runtime.GOMAXPROCS(0), 8)
+	x.jobs = make(chan fileJob, 4*n)
+	x.free = make(chan []byte, 5*n+1)
+	for range n {
+		x.writers.Go(x.writeLoop)
+	}
+}
+
+// stopWriters waits for the pool to finish; with abort, queued files are dropped.
+func (x *extractor) stopWriters(abort bool) error {
+	if abort {
+		x.stop.Store(true)
+	}
+	close(x.jobs)
+	x.writers.Wait()
+	x.st.Files += x.wst.Files
+	x.st.Bytes += x.wst.Bytes
+	return x.werr
+}
+
+func (x *extractor) writeLoop() {
+	for j := range x.jobs {
+		if !x.stop.Load() {
+			if err := writeFile(j.path, j.data, j.mode, j.mtime); err != nil {
+				x.stop.Store(true)
+				x.wmu.Lock()
+				if x.werr == nil {
+					x.werr = fmt.Errorf("extract %q: %w", j.name, err)
+				}
+				x.wmu.Unlock()
+			} else {
+				x.wmu.Lock()
+				x.wst.Files++
+				x.wst.Bytes += int64(len(j.data))
+				x.wmu.Unlock()
+			}
+		}
+		select {
+		case x.free <- j.data[:0]:
+		default:
+		}
+	}
+}
+
+func (x *extractor) writerErr() error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	return x.werr
+}
+
+// smallBuf returns a buffer of n bytes for a small file.
+func (x *extractor) smallBuf(n int) []byte {
+	select {
+	case b := <-x.free:
+		return b[:n]
+	default:
+		return make([]byte, n, smallFile)
+	}
 }
 
 func (x *extractor) run(tr *tar.Reader) error {
 	for {
 		if err := x.ctx.Err(); err != nil {
 			return fmt.Errorf("extract: %w", err)
+		}
+		if err := x.writerErr(); err != nil {
+			return err
 		}
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -240,25 +346,33 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 		return fmt.Errorf("negative size: %w", engine.ErrBadInput)
 	case hdr.Size > x.lim.MaxEntrySize:
 		return fmt.Errorf("size %d over the per-entry limit of %d bytes: %w", hdr.Size, x.lim.MaxEntrySize, engine.ErrBadInput)
-	case x.st.Bytes+hdr.Size > x.lim.MaxBytes:
+	case x.claimed+hdr.Size > x.lim.MaxBytes:
 		return fmt.Errorf("archive expands past the limit of %d bytes: %w", x.lim.MaxBytes, engine.ErrBadInput)
 	}
 	if err := x.ensureDir(parentOf(name)); err != nil {
 		return err
 	}
-	p := x.abs(name)
-	// O_EXCL refuses an existing name, symlinks included, so nothing is written through a
-	// symlink at the last component either.
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+	if _, ok := x.dirs[name]; ok {
+		return fmt.Errorf("already exists as a directory: %w", engine.ErrExists)
 	}
+	x.claimed += hdr.Size
+	p := x.abs(name)
+	mode := fs.FileMode(hdr.Mode) & fs.ModePerm
+	if hdr.Size <= smallFile {
+		data := x.smallBuf(int(hdr.Size))
+		if _, err := io.ReadFull(r, data); err != nil {
+			return fmt.Errorf("read archive: %w", err)
+		}
+		x.jobs <- fileJob{name: hdr.Name, path: p, data: data, mode: mode, mtime: hdr.ModTime}
+		return nil
+	}
+	f, err := createExcl(p)
 	if err != nil {
 		return err
 	}
 	err = x.copyTo(f, r, hdr.Size)
 	if err == nil {
-		err = f.Chmod(fs.FileMode(hdr.Mode) & fs.ModePerm)
+		err = f.Chmod(mode)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -272,6 +386,16 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 	x.st.Files++
 	x.st.Bytes += hdr.Size
 	return nil
+}
+
+// createExcl creates a new file for writing. O_EXCL refuses an existing name, symlinks
+// included, so nothing is ever written through a symlink at the last component.
+func createExcl(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+	}
+	return f, err
 }
 
 func (x *extractor) copyTo(f *os.File, r io.Reader, size int64) error {

@@ -136,19 +136,30 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	werrc := make(chan error, 1)
 	go func() {
 		_, err := Write(wctx, dir, out, opts)
-		// A nil error closes the pipe with EOF; any other reaches Put as a read error, which
-		// makes it fail instead of storing a truncated archive.
-		pw.CloseWithError(err)
+		// The result is sent before the pipe is closed, so once Put has returned it is
+		// already there if Write ended first. A nil error closes the pipe with EOF; any other
+		// reaches Put as a read error, which makes it fail instead of storing a truncated archive.
 		werrc <- err
+		pw.CloseWithError(err)
 	}()
 	info, putErr := s.store.Put(ctx, key, pr)
+	var werr error
+	writeEnded := false
+	select {
+	case werr = <-werrc:
+		writeEnded = true
+	default:
+	}
 	if putErr != nil {
 		cancel()
 		pr.CloseWithError(putErr)
 	}
-	werr := <-werrc
+	if !writeEnded {
+		werr = <-werrc
+	}
 	switch {
-	case werr != nil:
+	case writeEnded && werr != nil:
+		// Write failed first; whatever Put said follows from that.
 		if putErr == nil {
 			// The store took a stream that ended in an error as complete; undo that.
 			_ = s.store.Delete(context.WithoutCancel(ctx), key)
@@ -156,6 +167,9 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		return fail(werr)
 	case putErr != nil:
 		return fail(fmt.Errorf("store %s: %w", key, putErr))
+	case werr != nil:
+		_ = s.store.Delete(context.WithoutCancel(ctx), key)
+		return fail(werr)
 	case info.Size != out.n:
 		_ = s.store.Delete(context.WithoutCancel(ctx), key)
 		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.n, engine.ErrChecksum))
@@ -277,6 +291,9 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 			err = ctx.Err()
 		}
 		return fail(fmt.Errorf("read object %s: %w", key, err))
+	}
+	if err := syncFS(tmp); err != nil {
+		return fail(err)
 	}
 	if err := swapIn(tmp, dir); err != nil {
 		return fail(err)

@@ -1,7 +1,8 @@
 // Package archive is sailtui's snapshot format: a tar stream (GNU format, so file names are kept
-// as raw bytes) compressed with zstd. It is written and read strictly as a stream, so a project
-// of any size is archived and restored in bounded memory, and extraction treats every archive as
-// hostile (DESIGN.md invariant 8).
+// as raw bytes) compressed with zstd, and the Volumes implementation that keeps such archives in
+// an ObjectStore (the "S3 sandwich"). Archives are written and read strictly as streams, so a
+// project of any size is archived and restored in bounded memory, and extraction treats every
+// archive as hostile (DESIGN.md invariant 8).
 package archive
 
 import (
@@ -13,10 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // WriteOptions tunes Write.
@@ -50,7 +48,10 @@ const progressStep = 1 << 20
 // syscalls, small enough to be irrelevant next to the encoder's own buffers.
 const copyBufSize = 1 << 20
 
-// Write archives the tree at root into w as a zstd-compressed tar stream. The walk is sorted and
+// Write archives the tree at root into w as a zstd-compressed tar stream: independent zstd
+// frames of 1 MiB of tar each, compressed on all cores, which any zstd decoder (the command line
+// one included) reads as one stream. The file walk and reads stay in the calling goroutine.
+// Memory stays at a few tens of MiB whatever the size of the tree. The walk is sorted and
 // never follows symlinks, so the same tree always gives the same bytes. Regular files, directories
 // (empty ones too) and symlinks are kept with their permission bits and modification times (to
 // the second); sockets, devices and fifos are counted in Stats.Skipped. A symlink that
@@ -80,7 +81,7 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		}
 	}
 
-	enc, err := newEncoder(w)
+	enc, err := newParallelEncoder(w)
 	if err != nil {
 		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
@@ -101,10 +102,9 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		err = aw.tw.Close()
 	}
 	if err != nil {
-		// Drop whatever is still buffered rather than finishing a well-formed stream around a
-		// truncated tree: a reader must never mistake a failed archive for a complete one.
-		enc.Reset(io.Discard)
-		_ = enc.Close()
+		// Drop whatever is still buffered rather than finishing the stream around a truncated
+		// tree: a reader must never mistake a failed archive for a complete one.
+		enc.Abort()
 		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
 	if err := enc.Close(); err != nil {
@@ -114,14 +114,6 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		opts.Progress(aw.done, total)
 	}
 	return st, nil
-}
-
-func newEncoder(w io.Writer) (*zstd.Encoder, error) {
-	return zstd.NewWriter(w,
-		zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-		zstd.WithConcurrentBlocks(true),
-	)
 }
 
 type archiveWriter struct {
@@ -227,6 +219,12 @@ func (aw *archiveWriter) advance(n int64) {
 		aw.reported = aw.done
 		aw.progress(aw.done, aw.total)
 	}
+}
+
+// fileReader is an open file being archived.
+type fileReader interface {
+	io.Reader
+	io.Closer
 }
 
 // tarMode maps a FileMode to tar's mode field (permission bits plus setuid, setgid, sticky).

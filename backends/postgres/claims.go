@@ -1,0 +1,114 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// claimQuery is one conditional UPDATE. Racing claims queue on the row lock and PostgreSQL
+// re-checks the WHERE clause against the row the winner left behind, so exactly one matches.
+// An empty To ($2) keeps the status; a new status clears the reason, which explained the old one.
+const claimQuery = `UPDATE projects SET
+		status = CASE WHEN $2::text = '' THEN status ELSE $2::text END,
+		status_reason = CASE WHEN $2::text = '' THEN status_reason ELSE '' END,
+		op_id = $3, op_kind = $4, op_owner = $5, op_heartbeat = $6, updated_at = $6
+	WHERE id = $1 AND status = ANY($7::text[])
+		AND (op_id = '' OR ($8::text <> '' AND op_id = $8::text))
+		AND ($9::timestamptz IS NULL OR last_activity <= $9::timestamptz)
+	RETURNING ` + projectCols
+
+// ClaimProject atomically takes a project for an operation; see engine.Claim.
+func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Claim) (engine.Project, error) {
+	if c.OpID == "" || len(c.From) == 0 {
+		return engine.Project{}, fmt.Errorf("claim project %s: %w: op id and from statuses are required", projectID, engine.ErrBadInput)
+	}
+	// A stale holder named in TakeOver may have released meanwhile; the free project is then
+	// claimed all the same.
+	var idleBefore *time.Time
+	if !c.IdleBefore.IsZero() {
+		idleBefore = &c.IdleBefore
+	}
+	p, err := scanProject(s.pool.QueryRow(ctx, claimQuery, projectID, string(c.To), c.OpID, string(c.Kind),
+		c.Owner, c.Now, strs(c.From), c.TakeOver, idleBefore))
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("claim project %s for %s %s: %w", projectID, c.Kind, c.OpID, s.explainUpdate(ctx, projectID, err))
+	}
+	return p, nil
+}
+
+// Heartbeat refreshes the holder's heartbeat.
+func (s *Store) Heartbeat(ctx context.Context, projectID, opID string, at time.Time) error {
+	var id string
+	err := s.pool.QueryRow(ctx, `UPDATE projects SET op_heartbeat = $3
+		WHERE id = $1 AND op_id = $2 AND op_id <> '' RETURNING id`, projectID, opID, at).Scan(&id)
+	if err != nil {
+		return fmt.Errorf("heartbeat project %s for op %s: %w", projectID, opID, s.explainUpdate(ctx, projectID, err))
+	}
+	return nil
+}
+
+// SetProjectStatus moves a held project to another status, keeping the hold.
+func (s *Store) SetProjectStatus(ctx context.Context, projectID, opID string, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
+	p, err := scanProject(s.pool.QueryRow(ctx, `UPDATE projects SET status = $3, status_reason = $4, updated_at = $5
+		WHERE id = $1 AND op_id = $2 AND op_id <> ''
+		RETURNING `+projectCols, projectID, opID, string(to), reason, at))
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, opID, s.explainUpdate(ctx, projectID, err))
+	}
+	return p, nil
+}
+
+// ReleaseProject ends the hold of r.OpID. An empty r.To keeps the status.
+func (s *Store) ReleaseProject(ctx context.Context, projectID string, r engine.Release) (engine.Project, error) {
+	p, err := scanProject(s.pool.QueryRow(ctx, `UPDATE projects SET
+			status = CASE WHEN $3::text = '' THEN status ELSE $3::text END,
+			status_reason = $4, updated_at = $5,
+			op_id = '', op_kind = '', op_owner = '', op_heartbeat = $6,
+			hibernation_snapshot = CASE WHEN $7::boolean THEN $8::text ELSE hibernation_snapshot END
+		WHERE id = $1 AND op_id = $2 AND op_id <> ''
+		RETURNING `+projectCols,
+		projectID, r.OpID, string(r.To), r.Reason, r.Now, time.Time{}, r.SetHibernationSnapshot, r.HibernationSnapshot))
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID, s.explainUpdate(ctx, projectID, err))
+	}
+	return p, nil
+}
+
+// explainUpdate maps the error of a conditional UPDATE ... RETURNING on a project.
+func (s *Store) explainUpdate(ctx context.Context, projectID string, err error) error {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return s.whyNotHeld(ctx, projectID)
+	case isUnique(err):
+		// Leaving the deleted status while another live project took the slug.
+		return fmt.Errorf("%w: slug is in use by a live project", engine.ErrExists)
+	}
+	return badInput(err)
+}
+
+// whyNotHeld explains a conditional update that matched nothing: the project is missing
+// (ErrNotFound) or not in the expected state (ErrConflict, with what it is instead). It reads
+// after the update, outside its transaction; projects are never removed, so a project found
+// missing here was missing at the update too.
+func (s *Store) whyNotHeld(ctx context.Context, projectID string) error {
+	p, err := scanProject(s.pool.QueryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = $1`, projectID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.ErrNotFound
+	}
+	if err != nil {
+		// Not reported as a conflict: nothing says the project is in another state.
+		return fmt.Errorf("matched no row, then could not read the project: %w", err)
+	}
+	holder := "nobody"
+	if p.OpID != "" {
+		holder = fmt.Sprintf("%s %s (owner %q)", p.OpKind, p.OpID, p.OpOwner)
+	}
+	return fmt.Errorf("%w: project is %s, held by %s, last active %s", engine.ErrConflict,
+		p.Status, holder, p.LastActivity.Format("2006-01-02T15:04:05.000000Z07:00"))
+}

@@ -1,0 +1,155 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat`
+
+func scanProject(row pgx.Row) (engine.Project, error) {
+	var p engine.Project
+	err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &p.LastActivity,
+		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat)
+	if err != nil {
+		return engine.Project{}, err
+	}
+	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromDB(p.LastActivity), fromDB(p.CreatedAt),
+		fromDB(p.UpdatedAt), fromDB(p.OpHeartbeat)
+	return p, nil
+}
+
+func (s *Store) queryProjects(ctx context.Context, q string, args ...any) ([]engine.Project, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Project, error) { return scanProject(r) })
+}
+
+// CreateProject inserts a project with its containers and connections in one transaction.
+func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine.Container, conns []engine.Connection) error {
+	if p.ID == "" || p.Slug == "" {
+		return fmt.Errorf("create project: %w: id and slug are required", engine.ErrBadInput)
+	}
+	if p.Status == "" {
+		p.Status = engine.StatusActive
+	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO projects (`+projectCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, p.LastActivity,
+			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat)
+		if isUnique(err) {
+			what := "id " + p.ID
+			if _, constraint := pgCode(err); constraint == "projects_live_slug" {
+				what = fmt.Sprintf("slug %q", p.Slug)
+			}
+			return fmt.Errorf("%w: %s is in use", engine.ErrExists, what)
+		}
+		if err != nil {
+			return badInput(err)
+		}
+		for _, c := range cs {
+			c.ProjectID = p.ID
+			if err := putContainer(ctx, tx, c); err != nil {
+				return fmt.Errorf("container %s: %w", c.Name, err)
+			}
+		}
+		for _, c := range conns {
+			c.ProjectID = p.ID
+			if err := putConnection(ctx, tx, c); err != nil {
+				return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// GetProject finds a project by id, else by slug preferring the live project, then the most
+// recently updated deleted one.
+func (s *Store) GetProject(ctx context.Context, idOrSlug string) (engine.Project, error) {
+	p, err := scanProject(s.pool.QueryRow(ctx, `SELECT `+projectCols+` FROM projects
+		WHERE id = $1 OR slug = $1
+		ORDER BY id = $1 DESC, status = 'deleted', updated_at DESC, created_at DESC
+		LIMIT 1`, idOrSlug))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, badInput(err))
+	}
+	return p, nil
+}
+
+// ListProjects lists projects in creation order. Deleted projects are listed when the filter
+// includes them or names the deleted status explicitly.
+func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]engine.Project, error) {
+	q := `SELECT ` + projectCols + ` FROM projects WHERE true`
+	var args params
+	if len(f.Statuses) > 0 {
+		q += ` AND status = ANY(` + args.add(strs(f.Statuses)) + `)`
+	}
+	if !f.IncludeDeleted && !slices.Contains(f.Statuses, engine.StatusDeleted) {
+		q += ` AND status <> 'deleted'`
+	}
+	if f.Owner != "" {
+		q += ` AND owner = ` + args.add(f.Owner)
+	}
+	q += ` ORDER BY created_at, id`
+	ps, err := s.queryProjects(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", badInput(err))
+	}
+	return ps, nil
+}
+
+// IdleProjects lists active, unheld projects last active strictly before idleBefore, oldest
+// first. The conditions and order are those of the partial index projects_idle.
+func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]engine.Project, error) {
+	ps, err := s.queryProjects(ctx, idleQuery+limitClause(limit), idleBefore)
+	if err != nil {
+		return nil, fmt.Errorf("list idle projects: %w", err)
+	}
+	return ps, nil
+}
+
+const idleQuery = `SELECT ` + projectCols + ` FROM projects
+	WHERE status = 'active' AND op_id = '' AND last_activity < $1
+	ORDER BY last_activity, id`
+
+// HeldProjects lists projects held by an operation, stalest heartbeat first.
+func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
+	ps, err := s.queryProjects(ctx, `SELECT `+projectCols+` FROM projects
+		WHERE op_id <> '' ORDER BY op_heartbeat, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list held projects: %w", err)
+	}
+	return ps, nil
+}
+
+// Touch records activity; it never moves last_activity backwards, so late or reordered reports
+// cannot make a busy project look idle.
+func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET last_activity = GREATEST(last_activity, $2) WHERE id = $1`,
+		projectID, at)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("touch project %s: %w", projectID, badInput(err))
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
+	size_bytes, sha256, location, backend, error`
+
+func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
+	var s engine.Snapshot
+	err := row.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &s.CreatedAt, &s.ReadyAt,
+		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error)
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	s.CreatedAt, s.ReadyAt, s.DeletedAt = fromDB(s.CreatedAt), fromDB(s.ReadyAt), fromDB(s.DeletedAt)
+	return s, nil
+}
+
+// InsertSnapshot adds a snapshot, refusing a manual one beyond maxManual (engine.MaxManualSnapshots
+// when maxManual <= 0). A manual insert first locks its project's row, so concurrent manual
+// inserts for one project count one after another and cannot both take the last slot.
+func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
+	if snap.ID == "" || snap.ProjectID == "" {
+		return fmt.Errorf("insert snapshot: %w: id and project id are required", engine.ErrBadInput)
+	}
+	if maxManual <= 0 {
+		maxManual = engine.MaxManualSnapshots
+	}
+	insert := func(ctx context.Context, db execer) error {
+		_, err := db.Exec(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
+			snap.CreatedAt, snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location,
+			snap.Backend, snap.Error)
+		switch {
+		case isUnique(err):
+			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
+		case isForeignKey(err):
+			return fmt.Errorf("project %s: %w", snap.ProjectID, engine.ErrNotFound)
+		}
+		return badInput(err)
+	}
+	var err error
+	if snap.Type == engine.SnapshotManual && snap.Status != engine.SnapshotDeleted {
+		err = s.tx(ctx, func(tx pgx.Tx) error {
+			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+				return err
+			}
+			return insert(ctx, tx)
+		})
+	} else {
+		// Engine snapshots are never refused: no lock, so they never wait on a manual insert.
+		err = insert(ctx, s.pool)
+	}
+	if err != nil {
+		return fmt.Errorf("insert snapshot %s of project %s: %w", snap.ID, snap.ProjectID, err)
+	}
+	return nil
+}
+
+// checkTimeline locks the project row and counts its manual snapshots. FOR NO KEY UPDATE
+// serialises the manual inserts of one project without blocking the foreign-key checks of
+// other inserts (snapshots, operations) that reference the project.
+func checkTimeline(ctx context.Context, tx pgx.Tx, projectID string, maxManual int) error {
+	var slug string
+	err := tx.QueryRow(ctx, `SELECT slug FROM projects WHERE id = $1 FOR NO KEY UPDATE`, projectID).Scan(&slug)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("project %s: %w", projectID, engine.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("lock project: %w", badInput(err))
+	}
+	var n int
+	if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM snapshots
+		WHERE project_id = $1 AND type = 'manual' AND status <> 'deleted'`, projectID).Scan(&n); err != nil {
+		return fmt.Errorf("count manual snapshots: %w", err)
+	}
+	if n >= maxManual {
+		return fmt.Errorf("%w: project %s already has %d manual snapshots (the limit is %d); "+
+			"delete one (sailtui snapshot rm %s ID) or relabel/replace it",
+			engine.ErrTimelineFull, slug, n, maxManual, slug)
+	}
+	return nil
+}
+
+// UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.
+func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
+			created_at = $6, ready_at = $7, deleted_at = $8, size_bytes = $9, sha256 = $10, location = $11,
+			backend = $12, error = $13
+		WHERE id = $1`,
+		snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
+		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("update snapshot %s: %w", snap.ID, badInput(err))
+	}
+	return nil
+}
+
+// GetSnapshot finds a snapshot by id, deleted or not.
+func (s *Store) GetSnapshot(ctx context.Context, id string) (engine.Snapshot, error) {
+	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = $1`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, badInput(err))
+	}
+	return snap, nil
+}
+
+// ListSnapshots lists snapshots oldest first. OnlyDeletedBefore lists soft-deleted snapshots
+// whatever IncludeDeleted says.
+func (s *Store) ListSnapshots(ctx context.Context, f engine.SnapshotFilter) ([]engine.Snapshot, error) {
+	q := `SELECT ` + snapshotCols + ` FROM snapshots WHERE true`
+	var args params
+	if f.ProjectID != "" {
+		q += ` AND project_id = ` + args.add(f.ProjectID)
+	}
+	if len(f.Types) > 0 {
+		q += ` AND type = ANY(` + args.add(strs(f.Types)) + `)`
+	}
+	switch {
+	case !f.OnlyDeletedBefore.IsZero():
+		q += ` AND status = 'deleted' AND deleted_at < ` + args.add(f.OnlyDeletedBefore)
+	case !f.IncludeDeleted:
+		q += ` AND status <> 'deleted'`
+	}
+	q += ` ORDER BY created_at, id`
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", badInput(err))
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Snapshot, error) { return scanSnapshot(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSnapshotRecord forgets a snapshot for good.
+func (s *Store) DeleteSnapshotRecord(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM snapshots WHERE id = $1`, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("delete snapshot record %s: %w", id, badInput(err))
+	}
+	return nil
+}
