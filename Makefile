@@ -62,6 +62,7 @@ test-e2e: deps
 bench: deps
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
+	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

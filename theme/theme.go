@@ -53,8 +53,36 @@ type Theme struct {
 	HelpDesc lipgloss.Style
 	HelpSep  lipgloss.Style
 
+	// Info is the status line's report of a finished action; Hint explains why a key did nothing.
+	Info lipgloss.Style
+	Hint lipgloss.Style
+
+	// Dialogs: the frame, the title, the buttons (the focused one stands out) and a dialog's
+	// list selection.
+	DialogBorder  lipgloss.Style
+	DialogTitle   lipgloss.Style
+	Button        lipgloss.Style
+	ButtonFocused lipgloss.Style
+	// Danger names what a destructive action will replace or remove.
+	Danger lipgloss.Style
+
+	// ProgressFull and ProgressEmpty draw the two parts of a progress bar.
+	ProgressFull  lipgloss.Style
+	ProgressEmpty lipgloss.Style
+
+	// Logs: search matches, the receive time column, and markers the console inserts itself
+	// (reconnects, dropped lines).
+	Match     lipgloss.Style
+	LogTime   lipgloss.Style
+	LogMarker lipgloss.Style
+	// A log stream's state: flowing, worth a look (quiet, ended, paused), broken.
+	StreamOK   lipgloss.Style
+	StreamWarn lipgloss.Style
+	StreamBad  lipgloss.Style
+
 	status    map[engine.ProjectStatus]lipgloss.Style
 	container map[string]lipgloss.Style
+	snapshot  map[engine.SnapshotStatus]lipgloss.Style
 }
 
 // Names lists the skins New accepts.
@@ -87,6 +115,14 @@ func New(name string, noColor bool) (Theme, error) {
 // Status is the badge style of a project status; unknown statuses get the muted style.
 func (t Theme) Status(s engine.ProjectStatus) lipgloss.Style {
 	if st, ok := t.status[s]; ok {
+		return st
+	}
+	return t.Muted
+}
+
+// Snapshot is the style of a snapshot's state in the timeline.
+func (t Theme) Snapshot(s engine.SnapshotStatus) lipgloss.Style {
+	if st, ok := t.snapshot[s]; ok {
 		return st
 	}
 	return t.Muted
@@ -140,23 +176,38 @@ var lightPalette = palette{
 func build(name string, p palette) Theme {
 	fg := func(c color.Color) lipgloss.Style { return lipgloss.NewStyle().Foreground(c) }
 	return Theme{
-		Name:         name,
-		App:          fg(p.accent).Bold(true),
-		Label:        fg(p.muted),
-		Value:        fg(p.fg),
-		ReadOnly:     lipgloss.NewStyle().Foreground(p.roFg).Background(p.roBg).Bold(true),
-		Title:        fg(p.accent).Bold(true),
-		TableHeader:  fg(p.muted).Bold(true),
-		Selected:     lipgloss.NewStyle().Foreground(p.selFg).Background(p.selBg),
-		Muted:        fg(p.muted),
-		Error:        fg(p.red),
-		Live:         fg(p.green),
-		Stale:        fg(p.yellow),
-		FilterPrompt: fg(p.accent).Bold(true),
-		FilterText:   fg(p.fg),
-		HelpKey:      fg(p.accent),
-		HelpDesc:     fg(p.muted),
-		HelpSep:      fg(p.grey),
+		Name:          name,
+		App:           fg(p.accent).Bold(true),
+		Label:         fg(p.muted),
+		Value:         fg(p.fg),
+		ReadOnly:      lipgloss.NewStyle().Foreground(p.roFg).Background(p.roBg).Bold(true),
+		Title:         fg(p.accent).Bold(true),
+		TableHeader:   fg(p.muted).Bold(true),
+		Selected:      lipgloss.NewStyle().Foreground(p.selFg).Background(p.selBg),
+		Muted:         fg(p.muted),
+		Error:         fg(p.red),
+		Live:          fg(p.green),
+		Stale:         fg(p.yellow),
+		FilterPrompt:  fg(p.accent).Bold(true),
+		FilterText:    fg(p.fg),
+		HelpKey:       fg(p.accent),
+		HelpDesc:      fg(p.muted),
+		HelpSep:       fg(p.grey),
+		Info:          fg(p.green),
+		Hint:          fg(p.yellow),
+		DialogBorder:  fg(p.accent),
+		DialogTitle:   fg(p.accent).Bold(true),
+		Button:        fg(p.muted),
+		ButtonFocused: lipgloss.NewStyle().Foreground(p.selFg).Background(p.selBg).Bold(true),
+		Danger:        fg(p.red).Bold(true),
+		ProgressFull:  fg(p.accent),
+		ProgressEmpty: fg(p.grey),
+		Match:         lipgloss.NewStyle().Foreground(p.roFg).Background(p.yellow),
+		LogTime:       fg(p.muted),
+		LogMarker:     fg(p.yellow).Italic(true),
+		StreamOK:      fg(p.green),
+		StreamWarn:    fg(p.yellow),
+		StreamBad:     fg(p.red).Bold(true),
 		status: map[engine.ProjectStatus]lipgloss.Style{
 			engine.StatusActive:      fg(p.green),
 			engine.StatusHibernating: fg(p.yellow),
@@ -171,6 +222,12 @@ func build(name string, p palette) Theme {
 			engine.ContainerStopped:  fg(p.muted),
 			engine.ContainerExited:   fg(p.red),
 			engine.ContainerUnknown:  fg(p.yellow),
+		},
+		snapshot: map[engine.SnapshotStatus]lipgloss.Style{
+			engine.SnapshotReady:   fg(p.green),
+			engine.SnapshotPending: fg(p.cyan),
+			engine.SnapshotError:   fg(p.red).Bold(true),
+			engine.SnapshotDeleted: fg(p.grey).Strikethrough(true),
 		},
 	}
 }

@@ -82,3 +82,35 @@ func TestUnknownStatusFallsBackToMuted(t *testing.T) {
 		t.Errorf("unknown status = %q, want muted %q", got, want)
 	}
 }
+
+func TestConsoleStylesPlainUnderNoColor(t *testing.T) {
+	th, err := New(Dark, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{
+		th.ButtonFocused.Render("[ Cancel ]"), th.Match.Render("needle"), th.ProgressFull.Render("███"),
+		th.Danger.Render("replaces"), th.DialogBorder.Render("╭─"), th.StreamBad.Render("✗"),
+		th.Snapshot(engine.SnapshotReady).Render("ready"), th.Info.Render("✓"),
+	} {
+		if strings.Contains(out, "\x1b") {
+			t.Errorf("NO_COLOR wrote an escape sequence: %q", out)
+		}
+	}
+}
+
+func TestSnapshotStates(t *testing.T) {
+	th, _ := New(Dark, false)
+	for _, s := range []engine.SnapshotStatus{engine.SnapshotReady, engine.SnapshotPending, engine.SnapshotError, engine.SnapshotDeleted} {
+		if out := th.Snapshot(s).Render(string(s)); !strings.Contains(out, "\x1b[") {
+			t.Errorf("snapshot state %s is not coloured", s)
+		}
+	}
+	if got, want := th.Snapshot("weird").Render("w"), th.Muted.Render("w"); got != want {
+		t.Errorf("unknown snapshot state = %q, want muted", got)
+	}
+	// The focused button must stand out from the others.
+	if th.ButtonFocused.Render("x") == th.Button.Render("x") {
+		t.Error("the focused button looks like the others")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
@@ -14,23 +15,33 @@ import (
 // containersKeys are the Containers pane's keys; esc (back) is global.
 type containersKeys struct {
 	navKeys
+	Logs      key.Binding
+	StartStop key.Binding
+	Timeline  key.Binding
 }
 
-// containersPane is a read-only view of one project's containers.
+// containersPane is one project's containers.
 type containersPane struct {
-	env  *env
-	keys containersKeys
-	w, h int
+	env     *env
+	keys    containersKeys
+	actions actionList
+	w, h    int
 
-	project engine.Project
-	rows    []engine.ContainerView
-	loaded  bool
-	err     error
-	nav     listNav
+	proj   engine.Project
+	rows   []engine.ContainerView
+	loaded bool
+	err    error
+	nav    listNav
 
 	loading bool
 	// again asks for one more load when a refresh came in while one was running.
 	again bool
+	// want is the container to select once the first list arrives (logs opened by tab or
+	// :logs before the containers were listed).
+	want string
+	// thenLogs opens the logs of this container (or of the first, "*") once the list is in:
+	// :logs asked for logs before the containers were known.
+	thenLogs string
 }
 
 var containerColumns = []column{
@@ -42,10 +53,90 @@ var containerColumns = []column{
 }
 
 func newContainersPane(e *env, p engine.Project) *containersPane {
-	return &containersPane{env: e, keys: containersKeys{navKeys: newNavKeys()}, project: p}
+	c := &containersPane{env: e, proj: p, keys: containersKeys{
+		navKeys:   newNavKeys(),
+		Logs:      key.NewBinding(key.WithKeys("enter", "l"), key.WithHelp("enter/l", "logs")),
+		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
+		Timeline:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
+	}}
+	k := c.keys
+	c.actions = newActions(e.readOnly,
+		action{key: k.Logs, why: c.whySelected, do: c.openLogs},
+		action{key: k.StartStop, mutates: true, why: c.whyStartStop, label: c.startStopLabel, do: c.startStop},
+		action{key: k.Timeline, do: func() tea.Cmd { return showCmd(kindTimeline, c.proj, "") }},
+	)
+	return c
 }
 
-func (c *containersPane) crumb() string { return c.project.Slug }
+func (c *containersPane) kind() paneKind                  { return kindContainers }
+func (c *containersPane) crumb() string                   { return c.proj.Slug }
+func (c *containersPane) open() tea.Cmd                   { return c.load() }
+func (c *containersPane) close()                          {}
+func (c *containersPane) project() (engine.Project, bool) { return c.proj, true }
+
+// selected is the container under the cursor.
+func (c *containersPane) selected() (engine.ContainerView, bool) {
+	if !c.loaded || c.nav.cursor >= len(c.rows) {
+		return engine.ContainerView{}, false
+	}
+	return c.rows[c.nav.cursor], true
+}
+
+func (c *containersPane) whySelected() string {
+	if _, ok := c.selected(); !ok {
+		return "no container selected"
+	}
+	return ""
+}
+
+func (c *containersPane) openLogs() tea.Cmd {
+	cv, _ := c.selected()
+	return showCmd(kindLogs, c.proj, cv.Name)
+}
+
+func (c *containersPane) running(cv engine.ContainerView) bool {
+	return cv.Status.State == engine.ContainerRunning || cv.Status.State == engine.ContainerStarting
+}
+
+func (c *containersPane) whyStartStop() string {
+	cv, ok := c.selected()
+	if !ok {
+		return "no container selected"
+	}
+	if why := c.env.busyWhy(c.proj); why != "" {
+		return why
+	}
+	if c.proj.Status != engine.StatusActive && !(c.proj.Status == engine.StatusHibernated && !c.running(cv)) {
+		return fmt.Sprintf("%s is %s", c.proj.Slug, c.proj.Status)
+	}
+	return ""
+}
+
+func (c *containersPane) startStopLabel() string {
+	if cv, _ := c.selected(); c.running(cv) {
+		return "stop"
+	}
+	return "start"
+}
+
+func (c *containersPane) startStop() tea.Cmd {
+	cv, _ := c.selected()
+	src, p, name := c.env.src, c.proj, cv.Name
+	if c.running(cv) {
+		return startOp(opSpec{title: "stop " + p.Slug + "/" + name, projectID: p.ID, run: func(ctx context.Context) opResult {
+			if err := src.StopContainer(ctx, p.ID, name); err != nil {
+				return opResult{err: err}
+			}
+			return opResult{info: p.Slug + "/" + name + " stopped"}
+		}})
+	}
+	return startOp(opSpec{title: "start " + p.Slug + "/" + name, projectID: p.ID, run: func(ctx context.Context) opResult {
+		if _, err := src.StartContainer(ctx, p.ID, name); err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: p.Slug + "/" + name + " started"}
+	}})
+}
 
 func (c *containersPane) info() string {
 	s := "Containers"
@@ -55,7 +146,7 @@ func (c *containersPane) info() string {
 	case c.loading:
 		s += "  loading…"
 	}
-	return s + "  " + string(c.project.Status)
+	return s + "  " + string(c.proj.Status)
 }
 
 func (c *containersPane) setSize(w, h int) {
@@ -67,12 +158,16 @@ func (c *containersPane) capturing() bool { return false }
 
 func (c *containersPane) keyMap() help.KeyMap {
 	k := c.keys
-	return staticKeys{short: []keyBinding{k.Up, k.Down}, full: [][]keyBinding{k.bindings()}}
+	acts := c.actions.available()
+	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
 }
 
 func (c *containersPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	c.keys.handle(msg, &c.nav)
-	return nil
+	if c.keys.handle(msg, &c.nav) {
+		return nil
+	}
+	cmd, _ := c.actions.handle(msg)
+	return cmd
 }
 
 // containersLoadedMsg answers a containers load of one project.
@@ -89,7 +184,7 @@ func (c *containersPane) load() tea.Cmd {
 		return nil
 	}
 	c.loading = true
-	ctx, src, id := c.env.ctx, c.env.src, c.project.ID
+	ctx, src, id := c.env.ctx, c.env.src, c.proj.ID
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
@@ -103,11 +198,12 @@ func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 	c.loading = false
 	c.err = msg.err
 	if msg.err == nil {
-		keep := ""
+		keep := c.want
 		if c.nav.cursor < len(c.rows) {
 			keep = c.rows[c.nav.cursor].Name
 		}
-		c.project, c.rows, c.loaded = msg.project, msg.rows, true
+		c.want = ""
+		c.proj, c.rows, c.loaded = msg.project, msg.rows, true
 		c.nav.setLen(len(c.rows))
 		for i, r := range c.rows {
 			if r.Name == keep {
@@ -115,15 +211,41 @@ func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 			}
 		}
 	}
+	var then tea.Cmd
+	if want := c.thenLogs; want != "" && c.loaded {
+		c.thenLogs = ""
+		for _, r := range c.rows {
+			if want == "*" || r.Name == want {
+				then = showCmd(kindLogs, c.proj, r.Name)
+				break
+			}
+		}
+		if then == nil {
+			then = hintCmd(fmt.Sprintf("logs: %s has no container %q", c.proj.Slug, want))
+		}
+	}
 	if c.again {
 		c.again = false
-		return c.load()
+		return tea.Batch(then, c.load())
 	}
-	return nil
+	return then
+}
+
+// selectName puts the cursor on the named container, now or once the list is in.
+func (c *containersPane) selectName(name string) {
+	if !c.loaded {
+		c.want = name
+		return
+	}
+	for i, r := range c.rows {
+		if r.Name == name {
+			c.nav.selectIndex(i)
+		}
+	}
 }
 
 func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
-	if force || changed[c.project.ID] {
+	if force || changed[c.proj.ID] {
 		return c.load()
 	}
 	return nil

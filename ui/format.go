@@ -60,9 +60,13 @@ func (c cell) render(w int, styled bool) string {
 	if w <= 0 {
 		return ""
 	}
+	texts := make([]string, len(c))
+	widths := make([]int, len(c))
 	total := 0
-	for _, s := range c {
-		total += ansi.StringWidth(sanitize(s.text))
+	for i, s := range c {
+		texts[i] = sanitize(s.text)
+		widths[i] = width(texts[i])
+		total += widths[i]
 	}
 	budget, cut := w, total > w
 	if cut {
@@ -70,13 +74,12 @@ func (c cell) render(w int, styled bool) string {
 	}
 	var b strings.Builder
 	used := 0
-	for _, s := range c {
-		t := sanitize(s.text)
-		tw := ansi.StringWidth(t)
+	for i, s := range c {
+		t, tw := texts[i], widths[i]
 		last := used+tw > budget
 		if last {
 			t = ansi.Truncate(t, budget-used, "") + "…"
-			tw = ansi.StringWidth(t)
+			tw = width(t)
 		}
 		if styled {
 			b.WriteString(s.style.Inline(true).Render(t))
@@ -115,7 +118,7 @@ func fit(line string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	lw := ansi.StringWidth(line)
+	lw := width(line)
 	switch {
 	case lw > w:
 		return ansi.Truncate(line, w, "")
@@ -148,4 +151,81 @@ func splitLines(s string) []string {
 		return nil
 	}
 	return strings.Split(s, "\n")
+}
+
+// center puts a rendered line in the middle of a w-wide line.
+func center(line string, w int) string {
+	lw := width(line)
+	if lw >= w {
+		return fit(line, w)
+	}
+	return strings.Repeat(" ", (w-lw)/2) + line
+}
+
+// wrapText word-wraps plain text to w columns at spaces only (slugs and dates keep their
+// hyphens), cutting a word longer than a line.
+func wrapText(s string, w int) []string {
+	w = max(w, 1)
+	var out []string
+	var line strings.Builder
+	lw := 0
+	flush := func() {
+		out = append(out, line.String())
+		line.Reset()
+		lw = 0
+	}
+	for _, word := range strings.Fields(s) {
+		ww := ansi.StringWidth(word)
+		for ww > w {
+			if lw > 0 {
+				flush()
+			}
+			head := ansi.Truncate(word, w, "")
+			out = append(out, head)
+			word = strings.TrimPrefix(word, head)
+			ww = ansi.StringWidth(word)
+		}
+		if ww == 0 {
+			continue
+		}
+		if lw > 0 && lw+1+ww > w {
+			flush()
+		}
+		if lw > 0 {
+			line.WriteByte(' ')
+			lw++
+		}
+		line.WriteString(word)
+		lw += ww
+	}
+	if lw > 0 || len(out) == 0 {
+		flush()
+	}
+	return out
+}
+
+// width is ansi.StringWidth with a fast path for what most of a frame is: ASCII text and SGR
+// sequences. Measuring every line of every frame by grapheme cluster was a third of a frame.
+func width(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			return ansi.StringWidth(s)
+		case c == 0x1b:
+			// CSI: ESC [ parameters final-byte (0x40-0x7e); anything else takes the slow path.
+			if i+1 >= len(s) || s[i+1] != '[' {
+				return ansi.StringWidth(s)
+			}
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+		case c >= 0x20 && c != 0x7f:
+			n++
+		}
+	}
+	return n
 }

@@ -46,14 +46,15 @@ func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
 	th := h.env.theme
 	var left strings.Builder
 	left.WriteString(th.App.Render("sailtui"))
+	// The badge comes before mode and store so that a long store name is what gets cut.
+	if h.readOnly {
+		left.WriteString("  " + th.ReadOnly.Render(" READ-ONLY "))
+	}
 	if h.mode != "" {
 		left.WriteString("  " + th.Label.Render("mode ") + th.Value.Render(sanitize(h.mode)))
 	}
 	if h.store != "" {
 		left.WriteString("  " + th.Label.Render("store ") + th.Value.Render(sanitize(h.store)))
-	}
-	if h.readOnly {
-		left.WriteString("  " + th.ReadOnly.Render(" READ-ONLY "))
 	}
 	var state string
 	switch h.events {
@@ -71,7 +72,7 @@ func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
 	// The event stream's state outranks the refresh age and the tail of a long store name.
 	l1 := spread(left.String(), right, h.w)
 	if l1 == left.String() {
-		l1 = spread(ansi.Truncate(left.String(), max(h.w-ansi.StringWidth(state)-2, 0), "…"), state, h.w)
+		l1 = spread(ansi.Truncate(left.String(), max(h.w-width(state)-2, 0), "…"), state, h.w)
 	}
 
 	var l2 string
@@ -95,7 +96,7 @@ func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
 
 // spread puts right at the right edge of a w-wide line, or drops it when it does not fit.
 func spread(left, right string, w int) string {
-	lw, rw := ansi.StringWidth(left), ansi.StringWidth(right)
+	lw, rw := width(left), width(right)
 	if right == "" || lw+rw+2 > w {
 		return left
 	}
@@ -104,18 +105,3 @@ func spread(left, right string, w int) string {
 
 // statusLines is how many lines the status bar takes.
 const statusLines = 2
-
-// errLine is the last error, kept until a newer one replaces it: an operator looking away
-// should still see what went wrong.
-type errLine struct {
-	at   time.Time
-	text string
-}
-
-func (e errLine) view(env *env) string {
-	if e.text == "" {
-		return ""
-	}
-	th := env.theme
-	return th.Error.Render("✗ "+e.at.Local().Format("15:04:05")+" ") + th.Error.Render(sanitize(e.text))
-}

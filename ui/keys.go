@@ -12,6 +12,9 @@ type globalKeys struct {
 	ForceQuit key.Binding
 	Help      key.Binding
 	Back      key.Binding
+	Command   key.Binding
+	NextPane  key.Binding
+	PrevPane  key.Binding
 }
 
 func newGlobalKeys() globalKeys {
@@ -20,6 +23,9 @@ func newGlobalKeys() globalKeys {
 		ForceQuit: key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")),
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
+		Command:   key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 	}
 }
 
@@ -95,7 +101,11 @@ func (h helpKeys) ShortHelp() []key.Binding {
 }
 
 func (h helpKeys) FullHelp() [][]key.Binding {
-	return append(h.pane.FullHelp(), append(h.globals(), h.global.ForceQuit))
+	g := h.globals()
+	if !h.capturing {
+		g = append(g, h.global.Command, h.global.NextPane, h.global.PrevPane)
+	}
+	return append(h.pane.FullHelp(), append(g, h.global.ForceQuit))
 }
 
 type keyBinding = key.Binding

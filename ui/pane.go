@@ -7,6 +7,7 @@ import (
 	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/theme"
 )
 
@@ -18,11 +19,45 @@ type env struct {
 	theme theme.Theme
 	idle  time.Duration
 	now   time.Time
+	// loc is the zone clock times are shown in (UTC in tests, so goldens do not move).
+	loc *time.Location
+	// readOnly drops the mutating actions when panes register them.
+	readOnly bool
+	// busy names the action this console runs on a project (by id), so panes do not offer a
+	// second one the engine would refuse as busy.
+	busy map[string]string
+	// after delivers msg once d has passed (tea.Tick; tests catch what was scheduled).
+	after func(d time.Duration, msg tea.Msg) tea.Cmd
 }
 
-// pane is one screen of the console's breadcrumb stack (Projects › slug › Containers). The
+// busyWhy tells why a project cannot take an action now ("" when it can): this console or
+// another process holds it.
+func (e *env) busyWhy(p engine.Project) string {
+	if t, ok := e.busy[p.ID]; ok {
+		return "busy: " + t
+	}
+	if p.OpID != "" {
+		return "busy: " + p.OpKind + " running"
+	}
+	return ""
+}
+
+// paneKind names the console's panes, in tab order.
+type paneKind int
+
+const (
+	kindProjects paneKind = iota
+	kindContainers
+	kindTimeline
+	kindLogs
+	kindDescribe
+	kindSweep
+)
+
+// pane is one screen of the console's breadcrumb stack (Projects › slug › Timeline). The
 // root model owns layout, global keys and data routing; a pane owns its keys and rendering.
 type pane interface {
+	kind() paneKind
 	// crumb names the pane in the breadcrumb; info is shown after it (counts, filter).
 	crumb() string
 	info() string
@@ -38,6 +73,30 @@ type pane interface {
 	// refresh re-reads the pane's data: always when force, else when one of the changed
 	// project ids concerns it.
 	refresh(force bool, changed map[string]bool) tea.Cmd
+	// open starts the pane's work when it is shown (its first load, a log stream); close
+	// stops whatever is still running for it when it leaves the screen.
+	open() tea.Cmd
+	close()
+	// project is the project the pane is about (the selected one in Projects).
+	project() (engine.Project, bool)
+}
+
+// paneMsg is a message addressed to one pane instance; it is dropped when that pane has left
+// the screen (a load answering after esc).
+type paneMsg interface {
+	target() pane
+	deliver() tea.Cmd
+}
+
+// showMsg asks the root to show a pane for a project (and container, for logs).
+type showMsg struct {
+	kind      paneKind
+	project   engine.Project
+	container string
+}
+
+func showCmd(k paneKind, p engine.Project, container string) tea.Cmd {
+	return msgCmd(showMsg{kind: k, project: p, container: container})
 }
 
 // staticKeys is a help.KeyMap from fixed slices.

@@ -231,3 +231,15 @@ func TestProgramSmoke(t *testing.T) {
 		t.Fatal("q did not end the program")
 	}
 }
+
+func TestWidthMatchesAnsi(t *testing.T) {
+	th := lipgloss.NewStyle().Foreground(lipgloss.Color("#FF0000")).Bold(true)
+	for _, s := range []string{
+		"", "plain", th.Render("styled text"), "a " + th.Render("b") + " c", "né", "日本語", "› crumb", "●  live",
+		"\x1b]8;;http://x\x07link\x1b]8;;\x07", "tab\there", th.Render("…") + "x",
+	} {
+		if got, want := width(s), ansi.StringWidth(s); got != want {
+			t.Errorf("width(%q) = %d, want %d", s, got, want)
+		}
+	}
+}

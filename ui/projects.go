@@ -25,16 +25,27 @@ type projectsKeys struct {
 	// While the filter is being typed.
 	Accept key.Binding
 	Cancel key.Binding
+	// Actions on the selected project.
+	Timeline  key.Binding
+	Describe  key.Binding
+	StartStop key.Binding
+	Hibernate key.Binding
+	Wake      key.Binding
 }
 
 func newProjectsKeys() projectsKeys {
 	return projectsKeys{
 		navKeys:     newNavKeys(),
-		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter (regex, !inverts)")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "containers")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
 		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
+		Timeline:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
+		Describe:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe")),
+		StartStop:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
+		Hibernate:   key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hibernate")),
+		Wake:        key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wake")),
 	}
 }
 
@@ -47,9 +58,10 @@ type projectRow struct {
 
 // projectsPane is the fleet: one row per live project.
 type projectsPane struct {
-	env  *env
-	keys projectsKeys
-	w, h int
+	env     *env
+	keys    projectsKeys
+	actions actionList
+	w, h    int
 
 	loaded bool
 	rows   []projectRow // sorted by slug
@@ -80,25 +92,8 @@ var projectColumns = []column{
 }
 
 func newProjectsPane(e *env) *projectsPane {
-	in := textinput.New()
-	in.Prompt = "/"
-	in.Placeholder = "regex or text; ! inverts"
-	// The real terminal cursor: a virtual one would draw itself with escape sequences even
-	// under NO_COLOR.
-	in.SetVirtualCursor(false)
-	st := in.Styles()
-	for _, s := range []*textinput.StyleState{&st.Focused, &st.Blurred} {
-		s.Prompt = e.theme.FilterPrompt
-		s.Text = e.theme.FilterText
-		s.Placeholder = e.theme.Muted
-		s.Suggestion = e.theme.Muted
-	}
-	st.Cursor.Blink = false
-	if e.theme.NoColor {
-		st.Cursor.Color = nil
-	}
-	in.SetStyles(st)
-	return &projectsPane{
+	in := newInput(e, "/", "regex or text; ! inverts")
+	p := &projectsPane{
 		env:           e,
 		keys:          newProjectsKeys(),
 		input:         in,
@@ -107,9 +102,24 @@ func newProjectsPane(e *env) *projectsPane {
 		inFlight:      map[string]bool{},
 		dirtyInFlight: map[string]bool{},
 	}
+	k := p.keys
+	p.actions = newActions(e.readOnly,
+		action{key: k.Open, why: p.whySelected, do: p.show(kindContainers)},
+		action{key: k.Timeline, why: p.whySelected, do: p.show(kindTimeline)},
+		action{key: k.Describe, why: p.whySelected, do: p.show(kindDescribe)},
+		action{key: k.StartStop, mutates: true, why: p.whyStartStop, label: p.startStopLabel, do: p.startStop},
+		action{key: k.Hibernate, mutates: true, why: p.whyHibernate, do: p.hibernate},
+		action{key: k.Wake, mutates: true, why: p.whyWake, do: p.wake},
+	)
+	return p
 }
 
-func (p *projectsPane) crumb() string { return "Projects" }
+func (p *projectsPane) kind() paneKind { return kindProjects }
+func (p *projectsPane) crumb() string  { return "Projects" }
+func (p *projectsPane) open() tea.Cmd  { return nil }
+func (p *projectsPane) close()         {}
+
+func (p *projectsPane) project() (engine.Project, bool) { return p.selected() }
 
 func (p *projectsPane) info() string {
 	if !p.loaded {
@@ -136,24 +146,27 @@ func (p *projectsPane) keyMap() help.KeyMap {
 	if p.editing {
 		return staticKeys{short: []keyBinding{k.Accept, k.Cancel}, full: [][]keyBinding{{k.Accept, k.Cancel}}}
 	}
-	short := []keyBinding{k.Up, k.Down, k.Open, k.Filter}
-	actions := []keyBinding{k.Open, k.Filter}
+	acts := p.actions.available()
+	short := append(acts, k.Filter)
+	list := []keyBinding{k.Filter}
 	if p.flt.active() {
 		short = append(short, k.ClearFilter)
-		actions = append(actions, k.ClearFilter)
+		list = append(list, k.ClearFilter)
 	}
-	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), actions}}
+	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), acts, list}}
 }
-
-// openContainersMsg asks the root to drill into a project's containers.
-type openContainersMsg struct{ project engine.Project }
 
 func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 	if p.editing {
 		return p.updateFilter(msg)
 	}
+	if p.keys.handle(msg, &p.nav) {
+		return nil
+	}
+	if cmd, ok := p.actions.handle(msg); ok {
+		return cmd
+	}
 	switch {
-	case p.keys.handle(msg, &p.nav):
 	case key.Matches(msg, p.keys.Filter):
 		p.editing = true
 		p.input.SetValue(p.flt.raw)
@@ -162,10 +175,6 @@ func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, p.keys.ClearFilter):
 		if p.flt.active() || p.flt.raw != "" {
 			p.setFilter("")
-		}
-	case key.Matches(msg, p.keys.Open):
-		if sel, ok := p.selected(); ok {
-			return func() tea.Msg { return openContainersMsg{project: sel} }
 		}
 	}
 	return nil
@@ -214,6 +223,40 @@ func (p *projectsPane) selected() (engine.Project, bool) {
 		return engine.Project{}, false
 	}
 	return p.rows[p.shown[p.nav.cursor]].p, true
+}
+
+// selectID puts the cursor on a project when the filter shows it.
+func (p *projectsPane) selectID(id string) {
+	for i, ri := range p.shown {
+		if p.rows[ri].p.ID == id {
+			p.nav.selectIndex(i)
+			return
+		}
+	}
+}
+
+// bySlug finds a listed project by slug or id.
+func (p *projectsPane) bySlug(ref string) (engine.Project, bool) {
+	i, found := slices.BinarySearchFunc(p.rows, ref, func(r projectRow, s string) int { return cmp.Compare(r.p.Slug, s) })
+	if found {
+		return p.rows[i].p, true
+	}
+	for _, r := range p.rows {
+		if r.p.ID == ref {
+			return r.p, true
+		}
+	}
+	return engine.Project{}, false
+}
+
+// slugsWithPrefix lists up to limit slugs starting with prefix, for completion.
+func (p *projectsPane) slugsWithPrefix(prefix string, limit int) []string {
+	i, _ := slices.BinarySearchFunc(p.rows, prefix, func(r projectRow, s string) int { return cmp.Compare(r.p.Slug, s) })
+	var out []string
+	for ; i < len(p.rows) && len(out) < limit && strings.HasPrefix(p.rows[i].p.Slug, prefix); i++ {
+		out = append(out, p.rows[i].p.Slug)
+	}
+	return out
 }
 
 // setProjects replaces the list after a load, keeping the cursor on the same project.

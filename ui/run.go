@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -18,12 +19,15 @@ type Options struct {
 	// Skin names the theme (see theme.Names); "" is the default. NO_COLOR turns colours off
 	// whatever the skin.
 	Skin string
-	// ReadOnly shows the read-only badge; it is also shown when the engine itself is read-only.
+	// ReadOnly leaves every action that changes something out of the key maps and shows the
+	// read-only badge; it is also on when the engine itself is read-only.
 	ReadOnly bool
 	// Mode is the deployment mode for the status bar; "" asks the engine's runtime.
 	Mode string
 	// StoreName describes the store for the status bar; "" asks the store.
 	StoreName string
+	// Location is the zone clock times are shown in; nil is the local zone.
+	Location *time.Location
 }
 
 // Run shows the console until the operator quits or ctx ends. It returns nil on a normal quit.

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -22,9 +23,44 @@ type source interface {
 	Subscribe(ctx context.Context) (<-chan engine.Event, error)
 	IdleTimeout() time.Duration
 	Now() time.Time
+
+	// Describe is the runtime's own view of a project.
+	Describe(ctx context.Context, ref string) (string, error)
+	// Logs streams a container's log (engine.Engine.Logs).
+	Logs(ctx context.Context, ref, name string, opts engine.LogOptions) (io.ReadCloser, error)
+	// SweepHibernate runs (with DryRun: previews) the hibernation sweep.
+	SweepHibernate(ctx context.Context, opts engine.SweepOptions) (engine.SweepReport, error)
+
+	// The actions. Long ones report progress through the ctx (withProgress).
+	StartProject(ctx context.Context, ref string) (engine.Project, error)
+	StopProject(ctx context.Context, ref string) (engine.Project, error)
+	Hibernate(ctx context.Context, ref string) (engine.Project, error)
+	Wake(ctx context.Context, ref string) (engine.Project, error)
+	StartContainer(ctx context.Context, ref, name string) (engine.ContainerStatus, error)
+	StopContainer(ctx context.Context, ref, name string) error
+	CreateSnapshot(ctx context.Context, ref, label string) (engine.Snapshot, error)
+	ReplaceSnapshot(ctx context.Context, ref, oldID, label string) (engine.Snapshot, error)
+	RestoreSnapshot(ctx context.Context, ref, id string) (engine.RestoreResult, error)
+	RelabelSnapshot(ctx context.Context, ref, id, label string) (engine.Snapshot, error)
+	DeleteSnapshot(ctx context.Context, ref, id string) error
 }
 
-// engineSource adapts an Engine; Containers, Snapshots and IdleTimeout are the Engine's own.
+// progressKey carries the console's progress reporter next to the engine's, so a test source
+// (which cannot read the engine's key) reports through the same function.
+type progressKey struct{}
+
+// withProgress makes the operations run with ctx report to fn.
+func withProgress(ctx context.Context, fn engine.ProgressFunc) context.Context {
+	return context.WithValue(engine.WithProgress(ctx, fn), progressKey{}, fn)
+}
+
+// progressFrom is the reporter withProgress put in ctx; nil when there is none.
+func progressFrom(ctx context.Context) engine.ProgressFunc {
+	fn, _ := ctx.Value(progressKey{}).(engine.ProgressFunc)
+	return fn
+}
+
+// engineSource adapts an Engine; everything but ListProjects, Subscribe and Now is the Engine's own.
 type engineSource struct{ *engine.Engine }
 
 func (s engineSource) ListProjects(ctx context.Context) ([]engine.Project, error) {

@@ -1,0 +1,667 @@
+package ui
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const (
+	// logRingLines bounds a log session's memory (about 2-3 MiB of ordinary lines).
+	logRingLines = 20_000
+	// reconnectTail is what a reconnect asks for again, to find where the old stream stopped.
+	reconnectTail = 200
+	// quietAfter is when a stream with no new lines reads as quiet rather than streaming.
+	quietAfter = 10 * time.Second
+	// stallAfter is when a quiet stream is reconnected to prove it is alive: a stream whose
+	// connection died without closing looks exactly like a quiet container.
+	stallAfter = 60 * time.Second
+	// maxReconnectDelay caps the back-off between reconnects of a stream that keeps failing.
+	maxReconnectDelay = 30 * time.Second
+)
+
+// tailSizes are the initial lengths T cycles through.
+var tailSizes = []int{100, 1000, 10_000}
+
+// streamState is where a log stream is, shown in the pane so a stream never stalls silently.
+type streamState int
+
+const (
+	streamConnecting streamState = iota
+	streamOpen
+	streamEnded
+	streamFailed
+)
+
+type logsKeys struct {
+	navKeys
+	Follow     key.Binding
+	Wrap       key.Binding
+	Timestamps key.Binding
+	Search     key.Binding
+	Next       key.Binding
+	Prev       key.Binding
+	Tail       key.Binding
+	Save       key.Binding
+	Reconnect  key.Binding
+	// While the search is typed.
+	Accept key.Binding
+	Cancel key.Binding
+}
+
+func newLogsKeys() logsKeys {
+	return logsKeys{
+		navKeys:    newNavKeys(),
+		Follow:     key.NewBinding(key.WithKeys("f"), key.WithHelp("f", "follow")),
+		Wrap:       key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wrap")),
+		Timestamps: key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timestamps")),
+		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "older match")),
+		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "newer match")),
+		Tail:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tail size")),
+		Save:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save to file")),
+		Reconnect:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+		Accept:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "search")),
+		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search")),
+	}
+}
+
+// logsPane streams one container's log. Lines gather in a feed off the event loop and arrive
+// in batches (logstream.go) into a ring of fixed size; a frame renders only the lines on
+// screen, so neither a fast container nor a long session slows the console down.
+type logsPane struct {
+	env       *env
+	keys      logsKeys
+	actions   actionList
+	proj      engine.Project
+	container string
+	w, h      int
+
+	ring    *logRing
+	dropped int
+	follow  bool
+	wrap    bool
+	stamps  bool
+	tailIdx int
+	// bottom is the seq of the last line on screen when not following.
+	bottom int64
+
+	// The stream: gen numbers connections so a batch from a replaced one is ignored.
+	gen       int
+	cancel    context.CancelFunc
+	sctx      context.Context
+	feed      *logFeed
+	state     streamState
+	err       error
+	lastLine  time.Time // when the last line (or the connection) came
+	checked   time.Time // when a silent stream was last reconnected to prove it alive
+	retries   int
+	retryAt   time.Time
+	dedupe    bool // the next batch repeats the tail of the last stream
+	reconnect bool // a reconnect is scheduled
+
+	searching bool
+	input     textinput.Model
+	query     string
+	re        *regexp.Regexp
+}
+
+func newLogsPane(e *env, p engine.Project, container string) *logsPane {
+	l := &logsPane{
+		env: e, keys: newLogsKeys(), proj: p, container: container,
+		ring: newLogRing(logRingLines), follow: true, tailIdx: 1,
+		input: newInput(e, "/", "search (regex or text)"),
+	}
+	k := l.keys
+	l.actions = newActions(e.readOnly,
+		action{key: k.Follow, label: func() string { return pick(l.follow, "pause", "follow") }, do: l.toggleFollow},
+		action{key: k.Wrap, label: func() string { return pick(l.wrap, "no wrap", "wrap") }, do: func() tea.Cmd { l.wrap = !l.wrap; return nil }},
+		action{key: k.Timestamps, label: func() string { return pick(l.stamps, "hide times", "times") }, do: func() tea.Cmd { l.stamps = !l.stamps; return nil }},
+		action{key: k.Search, do: l.startSearch},
+		action{key: k.Next, why: l.whyMatch, do: func() tea.Cmd { return l.jump(-1) }},
+		action{key: k.Prev, why: l.whyMatch, do: func() tea.Cmd { return l.jump(1) }},
+		action{key: k.Tail, label: func() string {
+			return fmt.Sprintf("tail %d→%d", tailSizes[l.tailIdx], tailSizes[(l.tailIdx+1)%len(tailSizes)])
+		}, do: l.cycleTail},
+		action{key: k.Save, why: l.whySave, do: l.save},
+		action{key: k.Reconnect, do: func() tea.Cmd { return l.connect(tailSizes[l.tailIdx], false, true) }},
+	)
+	return l
+}
+
+// pick is a when b, else c (help labels that say what a toggle will do).
+func pick(b bool, a, c string) string {
+	if b {
+		return a
+	}
+	return c
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func (l *logsPane) kind() paneKind                  { return kindLogs }
+func (l *logsPane) crumb() string                   { return l.container + " › Logs" }
+func (l *logsPane) project() (engine.Project, bool) { return l.proj, true }
+func (l *logsPane) capturing() bool                 { return l.searching }
+
+func (l *logsPane) info() string {
+	s := fmt.Sprintf("%d lines", l.ring.len())
+	if l.dropped > 0 {
+		s += fmt.Sprintf(" (%d dropped)", l.dropped)
+	}
+	return s
+}
+
+func (l *logsPane) setSize(w, h int) {
+	l.w, l.h = w, h
+	l.input.SetWidth(max(w-2, 1))
+}
+
+func (l *logsPane) open() tea.Cmd { return l.connect(tailSizes[l.tailIdx], false, true) }
+
+func (l *logsPane) close() {
+	if l.cancel != nil {
+		l.cancel()
+		l.cancel = nil
+	}
+}
+
+// connect (re)opens the stream. A fresh one (clear) starts the ring over from the tail; a
+// reconnect asks for a short tail again and drops what it already has (dedupe).
+func (l *logsPane) connect(tail int, dedupe, clear bool) tea.Cmd {
+	l.close()
+	l.gen++
+	if clear {
+		l.ring.reset()
+		l.dropped = 0
+	}
+	l.dedupe = dedupe && l.ring.len() > 0
+	l.reconnect = false
+	l.setState(streamConnecting, nil)
+	ctx, cancel := context.WithCancel(l.env.ctx)
+	feed := newLogFeed(logRingLines)
+	l.cancel, l.sctx, l.feed = cancel, ctx, feed
+	src, ref, name := l.env.src, l.proj.ID, l.container
+	opts := engine.LogOptions{Follow: true, Tail: tail}
+	read := func() tea.Msg {
+		readLog(ctx, src, ref, name, opts, feed)
+		return nil
+	}
+	return tea.Batch(read, feed.wait(ctx, l, l.gen))
+}
+
+func (l *logsPane) setState(s streamState, err error) { l.state, l.err = s, err }
+
+// apply takes a batch into the ring, and reconnects a stream that ended while following.
+func (l *logsPane) apply(m logBatchMsg) tea.Cmd {
+	if m.gen != l.gen {
+		return nil // from a stream already replaced
+	}
+	lines := m.lines
+	if l.dedupe && len(lines) > 0 {
+		lines = l.skipSeen(lines)
+		l.dedupe = false
+	}
+	now := l.env.now
+	for _, s := range lines {
+		l.ring.push(logLine{text: s, at: now})
+	}
+	l.dropped += m.dropped
+	if len(lines) > 0 {
+		l.lastLine = now
+		l.retries = 0
+	}
+	if m.opened && l.state == streamConnecting {
+		l.setState(streamOpen, nil)
+		if l.lastLine.IsZero() {
+			l.lastLine = now
+		}
+	}
+	if !m.ended {
+		return l.feed.wait(l.sctx, l, l.gen)
+	}
+	if m.err != nil {
+		l.setState(streamFailed, m.err)
+	} else {
+		l.setState(streamEnded, nil)
+	}
+	if !l.follow {
+		return nil
+	}
+	return l.scheduleReconnect()
+}
+
+// skipSeen drops the lines of a reconnect's tail that the ring already holds: it looks for
+// the ring's last lines in the new batch. When they are not there, lines may have been missed
+// in between, and a marker says so.
+func (l *logsPane) skipSeen(lines []string) []string {
+	k := min(3, l.ring.len())
+	var last []string
+	for s := l.ring.end() - int64(k); s < l.ring.end(); s++ {
+		if ln := l.ring.at(s); !ln.marker {
+			last = append(last, ln.text)
+		}
+	}
+	for i := len(lines) - len(last); i >= 0; i-- {
+		match := true
+		for j := range last {
+			if lines[i+j] != last[j] {
+				match = false
+				break
+			}
+		}
+		if match && len(last) > 0 {
+			return lines[i+len(last):]
+		}
+	}
+	l.ring.push(logLine{text: "── reconnected; lines written meanwhile may be missing ──", at: l.env.now, marker: true})
+	return lines
+}
+
+// logReconnectMsg is a scheduled reconnect of a stream generation.
+type logReconnectMsg struct {
+	to  *logsPane
+	gen int
+}
+
+func (m logReconnectMsg) target() pane { return m.to }
+func (m logReconnectMsg) deliver() tea.Cmd {
+	l := m.to
+	if m.gen != l.gen || !l.reconnect {
+		return nil
+	}
+	return l.connect(reconnectTail, true, false)
+}
+
+func (l *logsPane) scheduleReconnect() tea.Cmd {
+	if l.reconnect {
+		return nil
+	}
+	d := time.Second << min(l.retries, 5)
+	d = min(d, maxReconnectDelay)
+	l.retries++
+	l.reconnect = true
+	l.retryAt = l.env.now.Add(d)
+	return l.env.after(d, logReconnectMsg{to: l, gen: l.gen})
+}
+
+// refresh is the slow tick: a following stream silent for stallAfter is reconnected.
+func (l *logsPane) refresh(force bool, _ map[string]bool) tea.Cmd {
+	if !force || !l.follow || l.state != streamOpen || l.lastLine.IsZero() {
+		return nil
+	}
+	last := l.lastLine
+	if l.checked.After(last) {
+		last = l.checked
+	}
+	if l.env.now.Sub(last) < stallAfter {
+		return nil
+	}
+	l.checked = l.env.now // one reconnect per stall, not one per tick
+	return l.connect(reconnectTail, true, false)
+}
+
+func (l *logsPane) toggleFollow() tea.Cmd {
+	l.follow = !l.follow
+	if !l.follow {
+		l.bottom = l.ring.end() - 1
+		return nil
+	}
+	// Following again: a stream that ended meanwhile comes back.
+	if l.state == streamEnded || l.state == streamFailed {
+		return l.connect(reconnectTail, true, false)
+	}
+	return nil
+}
+
+func (l *logsPane) cycleTail() tea.Cmd {
+	l.tailIdx = (l.tailIdx + 1) % len(tailSizes)
+	l.follow = true
+	return l.connect(tailSizes[l.tailIdx], false, true)
+}
+
+func (l *logsPane) keyMap() help.KeyMap {
+	k := l.keys
+	if l.searching {
+		ks := []keyBinding{k.Accept, k.Cancel}
+		return staticKeys{short: ks, full: [][]keyBinding{ks}}
+	}
+	acts := l.actions.available()
+	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
+}
+
+func (l *logsPane) update(msg tea.KeyPressMsg) tea.Cmd {
+	if l.searching {
+		return l.updateSearch(msg)
+	}
+	if l.scroll(msg) {
+		return nil
+	}
+	cmd, _ := l.actions.handle(msg)
+	return cmd
+}
+
+// scroll moves the view; moving up leaves follow, reaching the newest line (G) resumes it.
+func (l *logsPane) scroll(msg tea.KeyPressMsg) bool {
+	k := l.keys
+	page := int64(max(l.h-2, 1))
+	cur := l.ring.end() - 1
+	if !l.follow {
+		cur = l.bottom
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		cur--
+	case key.Matches(msg, k.Down):
+		cur++
+	case key.Matches(msg, k.PageUp):
+		cur -= page
+	case key.Matches(msg, k.PageDown):
+		cur += page
+	case key.Matches(msg, k.Top):
+		cur = l.ring.start() + page - 1
+	case key.Matches(msg, k.Bottom):
+		l.follow = true
+		return true
+	default:
+		return false
+	}
+	last := l.ring.end() - 1
+	if cur >= last {
+		// Scrolling down past the newest line is following again, as in less +F.
+		if key.Matches(msg, k.Down, k.PageDown) {
+			l.follow = true
+			return true
+		}
+		cur = last
+	}
+	l.follow = false
+	l.bottom = max(cur, min(l.ring.start()+page-1, last))
+	return true
+}
+
+func (l *logsPane) startSearch() tea.Cmd {
+	l.searching = true
+	l.input.SetValue(l.query)
+	l.input.CursorEnd()
+	return l.input.Focus()
+}
+
+func (l *logsPane) updateSearch(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(k, l.keys.Accept):
+			l.searching = false
+			l.input.Blur()
+			l.setQuery(l.input.Value())
+			if l.re != nil {
+				return l.jump(-1)
+			}
+			return nil
+		case key.Matches(k, l.keys.Cancel):
+			l.searching = false
+			l.input.Blur()
+			l.setQuery("")
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	l.input, cmd = l.input.Update(msg)
+	return cmd
+}
+
+func (l *logsPane) searchLine() (string, *tea.Cursor) { return l.input.View(), l.input.Cursor() }
+
+// setQuery compiles a search: a case-insensitive regular expression, or the text itself when
+// it is not a valid one.
+func (l *logsPane) setQuery(q string) {
+	l.query = q
+	l.re = nil
+	if q == "" {
+		return
+	}
+	re, err := regexp.Compile("(?i)" + q)
+	if err != nil {
+		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(q))
+	}
+	l.re = re
+}
+
+func (l *logsPane) whyMatch() string {
+	if l.re == nil {
+		return "no search (/ starts one)"
+	}
+	return ""
+}
+
+// jump moves to the next match older (dir -1) or newer (1) than the line in the middle of
+// the screen, leaving follow so the match stays put.
+func (l *logsPane) jump(dir int) tea.Cmd {
+	if l.re == nil || l.ring.len() == 0 {
+		return nil
+	}
+	half := int64(max(l.h-2, 1) / 2)
+	from := l.ring.end() - 1
+	if !l.follow {
+		from = l.bottom - half
+	} else if dir < 0 {
+		from = l.ring.end() // the newest line is a candidate too
+	}
+	for s := from + int64(dir); s >= l.ring.start() && s < l.ring.end(); s += int64(dir) {
+		if ln := l.ring.at(s); !ln.marker && l.re.MatchString(ln.text) {
+			l.follow = false
+			l.bottom = min(s+half, l.ring.end()-1)
+			return nil
+		}
+	}
+	return hintCmd(fmt.Sprintf("no %s match for /%s", map[int]string{-1: "older", 1: "newer"}[dir], l.query))
+}
+
+func (l *logsPane) whySave() string {
+	if l.ring.len() == 0 {
+		return "no lines yet"
+	}
+	return ""
+}
+
+// save asks where to write the lines held and writes them in the background.
+func (l *logsPane) save() tea.Cmd {
+	name := fmt.Sprintf("%s-%s-%s.log", l.proj.Slug, l.container, l.env.now.In(l.env.loc).Format("20060102-150405"))
+	body := []para{{text: fmt.Sprintf("Write the %d lines held to a file (relative to the directory the console started in). An existing file is not overwritten.", l.ring.len())}}
+	d := newPrompt(l.env, "Save log", "save", body, name, "file name", 4096, func(path string) tea.Cmd {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return hintCmd("save: no file name")
+		}
+		lines := l.ring.lines()
+		stamps, loc := l.stamps, l.env.loc
+		return func() tea.Msg {
+			n, err := writeLog(path, lines, stamps, loc)
+			if err != nil {
+				return errMsg{err: fmt.Errorf("save log: %w", err)}
+			}
+			return hintSaved(n, path)
+		}
+	})
+	return msgCmd(openDialogMsg{d: d})
+}
+
+func hintSaved(n int, path string) tea.Msg {
+	return infoMsg{text: fmt.Sprintf("saved %s to %s", plural(n, "line"), path)}
+}
+
+// infoMsg reports a finished piece of background work that is not an engine action.
+type infoMsg struct{ text string }
+
+func writeLog(path string, lines []logLine, stamps bool, loc *time.Location) (int, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	for _, ln := range lines {
+		if ln.marker {
+			continue
+		}
+		if stamps {
+			w.WriteString(ln.at.In(loc).Format(time.RFC3339Nano) + " ")
+		}
+		w.WriteString(ln.text)
+		w.WriteByte('\n')
+		n++
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return n, f.Close()
+}
+
+const stampLayout = "15:04:05.000 "
+
+func (l *logsPane) view() string {
+	lines := make([]string, 0, l.h)
+	lines = append(lines, l.statusView())
+	rows := max(l.h-1, 0)
+	if l.ring.len() == 0 {
+		th := l.env.theme
+		msg := "  waiting for lines…"
+		if l.state == streamFailed || l.state == streamEnded {
+			msg = "  no lines"
+		}
+		lines = append(lines, th.Muted.Render(msg))
+		return block(lines, l.w, l.h)
+	}
+	lines = append(lines, l.window(rows)...)
+	return block(lines, l.w, l.h)
+}
+
+// window renders the rows ending at the bottom line, newest at the bottom: it walks back from
+// there and stops once the screen is full, so the cost is the screen's, not the log's.
+func (l *logsPane) window(rows int) []string {
+	bottom := l.ring.end() - 1
+	if !l.follow {
+		bottom = max(min(l.bottom, bottom), l.ring.start())
+	}
+	var rev []string
+	for s := bottom; s >= l.ring.start() && len(rev) < rows; s-- {
+		r := l.renderLine(l.ring.at(s))
+		for i := len(r) - 1; i >= 0 && len(rev) < rows; i-- {
+			rev = append(rev, r[i])
+		}
+	}
+	out := make([]string, len(rev))
+	for i, r := range rev {
+		out[len(rev)-1-i] = r
+	}
+	return out
+}
+
+// renderLine renders one log line: one row, or several when wrapping.
+func (l *logsPane) renderLine(ln logLine) []string {
+	th := l.env.theme
+	prefix := ""
+	if l.stamps {
+		prefix = th.LogTime.Render(ln.at.In(l.env.loc).Format(stampLayout))
+	}
+	avail := max(l.w-width(prefix), 1)
+	if ln.marker {
+		return []string{prefix + th.LogMarker.Render(ansi.Truncate(ln.text, avail, "…"))}
+	}
+	if !l.wrap {
+		return []string{prefix + l.highlight(ansi.Truncate(ln.text, avail, "…"))}
+	}
+	parts := strings.Split(ansi.Hardwrap(ln.text, avail, true), "\n")
+	pad := strings.Repeat(" ", width(prefix))
+	for i, p := range parts {
+		if i == 0 {
+			parts[i] = prefix + l.highlight(p)
+		} else {
+			parts[i] = pad + l.highlight(p)
+		}
+	}
+	return parts
+}
+
+// highlight styles the search matches in one row of plain text.
+func (l *logsPane) highlight(s string) string {
+	th := l.env.theme
+	if l.re == nil {
+		return th.Value.Render(s)
+	}
+	idx := l.re.FindAllStringIndex(s, -1)
+	if len(idx) == 0 {
+		return th.Value.Render(s)
+	}
+	var b strings.Builder
+	at := 0
+	for _, m := range idx {
+		if m[1] == m[0] {
+			continue
+		}
+		b.WriteString(th.Value.Render(s[at:m[0]]))
+		b.WriteString(th.Match.Render(s[m[0]:m[1]]))
+		at = m[1]
+	}
+	b.WriteString(th.Value.Render(s[at:]))
+	return b.String()
+}
+
+// statusView is the pane's first line: the stream's state, then the view's toggles.
+func (l *logsPane) statusView() string {
+	th := l.env.theme
+	var state string
+	var st lipgloss.Style
+	now := l.env.now
+	switch l.state {
+	case streamConnecting:
+		state, st = "◌ connecting", th.StreamWarn
+	case streamOpen:
+		if quiet := now.Sub(l.lastLine); quiet >= quietAfter {
+			state, st = "◌ quiet "+span(quiet.Truncate(time.Second)), th.StreamWarn
+		} else {
+			state, st = "● streaming", th.StreamOK
+		}
+	case streamEnded:
+		state, st = "■ stream ended", th.StreamWarn
+	case streamFailed:
+		state, st = "✗ stream failed: "+sanitize(errText(l.err)), th.StreamBad
+	}
+	if l.reconnect {
+		state += ", reconnecting in " + span(max(l.retryAt.Sub(now), 0).Truncate(time.Second))
+	}
+	parts := []string{
+		"follow " + onOff(l.follow), "wrap " + onOff(l.wrap), "time " + onOff(l.stamps),
+		fmt.Sprintf("tail %d", tailSizes[l.tailIdx]),
+	}
+	if l.query != "" {
+		parts = append(parts, "/"+sanitize(l.query))
+	}
+	return st.Render(state) + th.Muted.Render("  "+strings.Join(parts, " · "))
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,165 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// The Projects pane's actions on the selected project. Each why* mirrors what the engine
+// would refuse, so the help offers only what can work and a key that cannot says why at once.
+
+func (p *projectsPane) whySelected() string {
+	if _, ok := p.selected(); !ok {
+		return "no project selected"
+	}
+	return ""
+}
+
+func (p *projectsPane) show(k paneKind) func() tea.Cmd {
+	return func() tea.Cmd {
+		sel, _ := p.selected()
+		return showCmd(k, sel, "")
+	}
+}
+
+// running is how many containers of the project run, when known.
+func (p *projectsPane) running(pr engine.Project) (n int, known bool) {
+	u, ok := p.usage[pr.ID]
+	if !ok || u.err != nil {
+		return 0, false
+	}
+	return u.running, true
+}
+
+// stops tells whether s stops the project (some container runs) rather than starts it.
+func (p *projectsPane) stops(pr engine.Project) bool {
+	n, known := p.running(pr)
+	return pr.Status == engine.StatusActive && known && n > 0
+}
+
+func (p *projectsPane) whyStartStop() string {
+	pr, ok := p.selected()
+	if !ok {
+		return "no project selected"
+	}
+	if why := p.env.busyWhy(pr); why != "" {
+		return why
+	}
+	switch pr.Status {
+	case engine.StatusActive, engine.StatusHibernated, engine.StatusFailed:
+		return ""
+	}
+	return fmt.Sprintf("%s is %s", pr.Slug, pr.Status)
+}
+
+func (p *projectsPane) startStopLabel() string {
+	pr, _ := p.selected()
+	switch {
+	case p.stops(pr):
+		return "stop"
+	case pr.Status == engine.StatusHibernated:
+		return "start (wakes)"
+	}
+	return "start"
+}
+
+func (p *projectsPane) startStop() tea.Cmd {
+	pr, _ := p.selected()
+	src := p.env.src
+	if !p.stops(pr) {
+		return startOp(opSpec{title: "start " + pr.Slug, projectID: pr.ID, run: func(ctx context.Context) opResult {
+			if _, err := src.StartProject(ctx, pr.ID); err != nil {
+				return opResult{err: err}
+			}
+			return opResult{info: pr.Slug + " started"}
+		}})
+	}
+	n, _ := p.running(pr)
+	body := []para{
+		{text: fmt.Sprintf("%s stops: its %s.", pr.Slug, plural(n, "running container"))},
+		{},
+		{text: "Files stay and the project stays active; s starts it again."},
+	}
+	stop := startOp(opSpec{title: "stop " + pr.Slug, projectID: pr.ID, run: func(ctx context.Context) opResult {
+		if _, err := src.StopProject(ctx, pr.ID); err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: pr.Slug + " stopped"}
+	}})
+	return msgCmd(openDialogMsg{d: newConfirm(p.env, "Stop "+pr.Slug+"?", "Stop", body, stop)})
+}
+
+func (p *projectsPane) whyHibernate() string {
+	pr, ok := p.selected()
+	if !ok {
+		return "no project selected"
+	}
+	if why := p.env.busyWhy(pr); why != "" {
+		return why
+	}
+	if pr.Status != engine.StatusActive {
+		return fmt.Sprintf("%s is %s", pr.Slug, pr.Status)
+	}
+	return ""
+}
+
+func (p *projectsPane) hibernate() tea.Cmd {
+	pr, _ := p.selected()
+	src := p.env.src
+	what := "its containers"
+	if n, known := p.running(pr); known {
+		what = "its " + plural(n, "running container")
+	}
+	body := []para{
+		{text: fmt.Sprintf("All of %s's files are snapshotted and the snapshot verified; then %s stop and its environment is removed.", pr.Slug, what)},
+		{},
+		{text: "w wakes it from that snapshot."},
+	}
+	run := startOp(opSpec{title: "hibernate " + pr.Slug, projectID: pr.ID, run: func(ctx context.Context) opResult {
+		if _, err := src.Hibernate(ctx, pr.ID); err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: pr.Slug + " hibernated"}
+	}})
+	return msgCmd(openDialogMsg{d: newConfirm(p.env, "Hibernate "+pr.Slug+"?", "Hibernate", body, run)})
+}
+
+func (p *projectsPane) whyWake() string {
+	pr, ok := p.selected()
+	if !ok {
+		return "no project selected"
+	}
+	if why := p.env.busyWhy(pr); why != "" {
+		return why
+	}
+	switch {
+	case pr.Status == engine.StatusHibernated:
+		return ""
+	case pr.Status == engine.StatusFailed && pr.HibernationSnapshot != "":
+		return ""
+	}
+	return fmt.Sprintf("%s is %s", pr.Slug, pr.Status)
+}
+
+func (p *projectsPane) wake() tea.Cmd {
+	pr, _ := p.selected()
+	src := p.env.src
+	return startOp(opSpec{title: "wake " + pr.Slug, projectID: pr.ID, run: func(ctx context.Context) opResult {
+		if _, err := src.Wake(ctx, pr.ID); err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: pr.Slug + " is awake"}
+	}})
+}
+
+// plural is "1 thing" or "n things".
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}

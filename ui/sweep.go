@@ -1,0 +1,150 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// sweepPane previews the next hibernation sweep: the engine's own dry run, so what it lists
+// is exactly what the CronJob would take, not the console's guess.
+type sweepPane struct {
+	env  *env
+	keys navKeys
+	text textView
+	w, h int
+
+	rep                    engine.SweepReport
+	loaded, loading, again bool
+	err                    error
+}
+
+func newSweepPane(e *env) *sweepPane { return &sweepPane{env: e, keys: newNavKeys()} }
+
+func (s *sweepPane) kind() paneKind                  { return kindSweep }
+func (s *sweepPane) crumb() string                   { return "Sweep preview" }
+func (s *sweepPane) open() tea.Cmd                   { return s.load() }
+func (s *sweepPane) close()                          {}
+func (s *sweepPane) project() (engine.Project, bool) { return engine.Project{}, false }
+func (s *sweepPane) capturing() bool                 { return false }
+
+func (s *sweepPane) info() string {
+	switch {
+	case s.loaded:
+		return fmt.Sprintf("dry run  would hibernate %d", len(s.rep.Hibernated))
+	case s.loading:
+		return "dry run  loading…"
+	}
+	return "dry run"
+}
+
+func (s *sweepPane) setSize(w, h int) {
+	s.w, s.h = w, h
+	s.text.setSize(w, h)
+}
+
+func (s *sweepPane) keyMap() help.KeyMap {
+	k := s.keys
+	return staticKeys{short: []keyBinding{k.Up, k.Down, k.PageDown}, full: [][]keyBinding{k.bindings()}}
+}
+
+func (s *sweepPane) update(msg tea.KeyPressMsg) tea.Cmd {
+	s.text.scroll(s.keys, msg)
+	return nil
+}
+
+type sweepPreviewMsg struct {
+	to  *sweepPane
+	rep engine.SweepReport
+	err error
+}
+
+func (m sweepPreviewMsg) target() pane { return m.to }
+func (m sweepPreviewMsg) deliver() tea.Cmd {
+	s := m.to
+	s.loading = false
+	s.err = m.err
+	var cmd tea.Cmd
+	if m.err == nil {
+		s.rep, s.loaded = m.rep, true
+		s.text.setText(s.render())
+	} else {
+		cmd = msgCmd(errMsg{err: fmt.Errorf("sweep preview: %w", m.err)})
+	}
+	if s.again {
+		s.again = false
+		return tea.Batch(cmd, s.load())
+	}
+	return cmd
+}
+
+func (s *sweepPane) load() tea.Cmd {
+	if s.loading {
+		s.again = true
+		return nil
+	}
+	s.loading = true
+	ctx, src := s.env.ctx, s.env.src
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		rep, err := src.SweepHibernate(ctx, engine.SweepOptions{DryRun: true})
+		return sweepPreviewMsg{to: s, rep: rep, err: err}
+	}
+}
+
+// refresh re-runs the preview on every refresh: idleness grows with time alone.
+func (s *sweepPane) refresh(bool, map[string]bool) tea.Cmd { return s.load() }
+
+func (s *sweepPane) render() string {
+	r := s.rep
+	var b strings.Builder
+	fmt.Fprintf(&b, "The next hibernation sweep, as of %s (idle timeout %s):\n",
+		r.AsOf.In(s.env.loc).Format("2006-01-02 15:04:05"), r.Idle)
+	fmt.Fprintf(&b, "would hibernate %d, finish %d interrupted operations\n", len(r.Hibernated), len(r.Recovered))
+	section := func(title string, items []engine.SweepItem) {
+		b.WriteString("\n" + title + "\n")
+		if len(items) == 0 {
+			b.WriteString("  none\n")
+			return
+		}
+		w := 0
+		for _, it := range items {
+			w = max(w, len(it.Slug))
+		}
+		for _, it := range items {
+			fmt.Fprintf(&b, "  %-*s  %s\n", w, it.Slug, it.Reason)
+		}
+	}
+	section("WOULD HIBERNATE", r.Hibernated)
+	section("INTERRUPTED OPERATIONS TO FINISH", r.Recovered)
+	if len(r.Skipped) > 0 {
+		section("SKIPPED", r.Skipped)
+	}
+	return b.String()
+}
+
+func (s *sweepPane) view() string {
+	th := s.env.theme
+	var lines []string
+	switch {
+	case s.err != nil && !s.loaded:
+		lines = []string{th.Error.Render("  " + sanitize(s.err.Error()))}
+	case !s.loaded:
+		lines = []string{th.Muted.Render("  asking the engine for a dry run…")}
+	default:
+		for _, l := range s.text.view() {
+			if l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
+				lines = append(lines, th.TableHeader.Render(l))
+			} else {
+				lines = append(lines, th.Value.Render(l))
+			}
+		}
+	}
+	return block(lines, s.w, s.h)
+}

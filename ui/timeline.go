@@ -1,0 +1,281 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+type timelineKeys struct {
+	navKeys
+	Create  key.Binding
+	Restore key.Binding
+	Relabel key.Binding
+	Delete  key.Binding
+}
+
+// timelinePane is one project's snapshot timeline: its manual snapshots (at most
+// engine.MaxManualSnapshots) and the ones the engine made (hibernation, safety), newest first.
+type timelinePane struct {
+	env     *env
+	keys    timelineKeys
+	actions actionList
+	w, h    int
+
+	proj       engine.Project
+	containers []engine.ContainerView
+	rows       []engine.Snapshot
+	loaded     bool
+	err        error
+	nav        listNav
+
+	loading, again bool
+	// undo is the safety snapshot the last restore made here: pointed out in the list, since
+	// restoring it is how that restore is undone.
+	undo string
+}
+
+var timelineColumns = []column{
+	{title: "LABEL", min: 12},
+	{title: "TYPE", min: 11, max: 11},
+	{title: "STATE", min: 7, max: 7},
+	{title: "CREATED", min: 11, max: 11},
+	{title: "AGE", min: 8, max: 8, drop: 2},
+	{title: "SIZE", min: 9, max: 9, drop: 1},
+	{title: "ID", min: 34, max: 40, drop: 3},
+}
+
+func newTimelinePane(e *env, p engine.Project) *timelinePane {
+	t := &timelinePane{env: e, proj: p, keys: timelineKeys{
+		navKeys: newNavKeys(),
+		Create:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create")),
+		Restore: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restore")),
+		Relabel: key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "relabel")),
+		Delete:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "delete")),
+	}}
+	k := t.keys
+	t.actions = newActions(e.readOnly,
+		action{key: k.Create, mutates: true, why: t.whyCreate, do: t.create},
+		action{key: k.Restore, mutates: true, why: t.whyRestore, do: t.restore},
+		action{key: k.Relabel, mutates: true, why: t.whyRelabel, do: t.relabel},
+		action{key: k.Delete, mutates: true, why: t.whyDelete, do: t.remove},
+	)
+	return t
+}
+
+func (t *timelinePane) kind() paneKind                  { return kindTimeline }
+func (t *timelinePane) crumb() string                   { return t.proj.Slug + " › Timeline" }
+func (t *timelinePane) open() tea.Cmd                   { return t.load() }
+func (t *timelinePane) close()                          {}
+func (t *timelinePane) project() (engine.Project, bool) { return t.proj, true }
+func (t *timelinePane) capturing() bool                 { return false }
+
+func (t *timelinePane) setSize(w, h int) {
+	t.w, t.h = w, h
+	t.nav.setHeight(h - 1)
+}
+
+// manual counts the snapshots that take a timeline slot.
+func (t *timelinePane) manual() []engine.Snapshot {
+	var out []engine.Snapshot
+	for _, s := range t.rows {
+		if s.Type == engine.SnapshotManual && s.Status != engine.SnapshotDeleted {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (t *timelinePane) info() string {
+	if !t.loaded {
+		if t.loading {
+			return "loading…"
+		}
+		return ""
+	}
+	return fmt.Sprintf("manual %d/%d  %s  %s", len(t.manual()), engine.MaxManualSnapshots,
+		plural(len(t.rows), "snapshot"), t.proj.Status)
+}
+
+func (t *timelinePane) keyMap() help.KeyMap {
+	k := t.keys
+	acts := t.actions.available()
+	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
+}
+
+func (t *timelinePane) update(msg tea.KeyPressMsg) tea.Cmd {
+	if t.keys.handle(msg, &t.nav) {
+		return nil
+	}
+	cmd, _ := t.actions.handle(msg)
+	return cmd
+}
+
+func (t *timelinePane) selected() (engine.Snapshot, bool) {
+	if !t.loaded || t.nav.cursor >= len(t.rows) {
+		return engine.Snapshot{}, false
+	}
+	return t.rows[t.nav.cursor], true
+}
+
+// timelineLoadedMsg answers a load of the timeline and of the project it belongs to.
+type timelineLoadedMsg struct {
+	to         *timelinePane
+	project    engine.Project
+	containers []engine.ContainerView
+	snaps      []engine.Snapshot
+	err        error
+}
+
+func (m timelineLoadedMsg) target() pane     { return m.to }
+func (m timelineLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
+
+func (t *timelinePane) load() tea.Cmd {
+	if t.loading {
+		t.again = true
+		return nil
+	}
+	t.loading = true
+	ctx, src, id := t.env.ctx, t.env.src, t.proj.ID
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		p, cs, err := src.Containers(ctx, id)
+		if err != nil {
+			return timelineLoadedMsg{to: t, err: err}
+		}
+		snaps, err := src.Snapshots(ctx, id, false)
+		return timelineLoadedMsg{to: t, project: p, containers: cs, snaps: snaps, err: err}
+	}
+}
+
+func (t *timelinePane) apply(msg timelineLoadedMsg) tea.Cmd {
+	t.loading = false
+	t.err = msg.err
+	var cmd tea.Cmd
+	if msg.err == nil {
+		keep, _ := t.selected()
+		t.proj, t.containers, t.rows, t.loaded = msg.project, msg.containers, msg.snaps, true
+		t.nav.setLen(len(t.rows))
+		t.selectID(keep.ID)
+	} else {
+		cmd = msgCmd(errMsg{err: fmt.Errorf("timeline of %s: %w", t.proj.Slug, msg.err)})
+	}
+	if t.again {
+		t.again = false
+		return tea.Batch(cmd, t.load())
+	}
+	return cmd
+}
+
+func (t *timelinePane) selectID(id string) {
+	for i, s := range t.rows {
+		if s.ID == id {
+			t.nav.selectIndex(i)
+		}
+	}
+}
+
+func (t *timelinePane) refresh(force bool, changed map[string]bool) tea.Cmd {
+	if force || changed[t.proj.ID] {
+		return t.load()
+	}
+	return nil
+}
+
+func (t *timelinePane) view() string {
+	th := t.env.theme
+	widths := layout(timelineColumns, t.w)
+	lines := []string{headerLine(th, timelineColumns, widths, t.w)}
+	switch {
+	case t.err != nil && !t.loaded:
+		lines = append(lines, th.Error.Render("  "+sanitize(t.err.Error())))
+	case !t.loaded:
+		lines = append(lines, th.Muted.Render("  loading the timeline…"))
+	case len(t.rows) == 0:
+		hint := "  no snapshots yet"
+		if t.whyCreate() == "" {
+			hint += " — c takes one"
+		}
+		lines = append(lines, th.Muted.Render(hint))
+	}
+	start, end := t.nav.window()
+	for i := start; i < end; i++ {
+		lines = append(lines, rowLine(th, t.cells(t.rows[i]), widths, i == t.nav.cursor, t.w))
+	}
+	return block(lines, t.w, t.h)
+}
+
+func (t *timelinePane) cells(s engine.Snapshot) []cell {
+	th := t.env.theme
+	var label cell
+	// The marks go first: a long label would cut them off at the end.
+	switch {
+	case s.ID == t.undo:
+		label = cell{{text: "[undo] ", style: th.Hint}}
+	case s.ID == t.proj.HibernationSnapshot && t.proj.Status != engine.StatusActive:
+		label = cell{{text: "[wakes] ", style: th.Muted}}
+	}
+	if s.Label == "" {
+		label = append(label, seg{text: "(no label)", style: th.Muted})
+	} else {
+		label = append(label, seg{text: s.Label, style: th.Value})
+	}
+	state := txt(string(s.Status), th.Snapshot(s.Status))
+	size := txt("-", th.Muted)
+	if s.SizeBytes > 0 {
+		size = txt(bytesText(s.SizeBytes), th.Value)
+	}
+	return []cell{
+		label,
+		txt(string(s.Type), th.Value),
+		state,
+		txt(s.CreatedAt.In(t.env.loc).Format("01-02 15:04"), th.Value),
+		txt(ago(t.env.now, s.CreatedAt), th.Muted),
+		size,
+		txt(s.ID, th.Muted),
+	}
+}
+
+// describeSnapshot is a snapshot in one line, for dialogs.
+func (t *timelinePane) describeSnapshot(s engine.Snapshot) string {
+	label := s.Label
+	if label == "" {
+		label = s.ID
+	}
+	parts := []string{string(s.Type), string(s.Status)}
+	if s.SizeBytes > 0 {
+		parts = append(parts, bytesText(s.SizeBytes))
+	}
+	parts = append(parts, "taken "+s.CreatedAt.In(t.env.loc).Format("2006-01-02 15:04")+" ("+ago(t.env.now, s.CreatedAt)+")")
+	return "“" + label + "” — " + strings.Join(parts, ", ")
+}
+
+// timelineFullMsg asks the timeline to offer replacing a snapshot for a new one.
+type timelineFullMsg struct {
+	to    *timelinePane
+	label string
+}
+
+func (m timelineFullMsg) target() pane { return m.to }
+func (m timelineFullMsg) deliver() tea.Cmd {
+	return tea.Batch(m.to.load(), msgCmd(openDialogMsg{d: m.to.replaceDialog(m.label)}))
+}
+
+// restoredMsg points the timeline at the safety snapshot a restore made.
+type restoredMsg struct {
+	to     *timelinePane
+	safety string
+}
+
+func (m restoredMsg) target() pane { return m.to }
+func (m restoredMsg) deliver() tea.Cmd {
+	m.to.undo = m.safety
+	return nil
+}
