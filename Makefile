@@ -13,7 +13,7 @@ GOTEST       := $(GO) test -count=1
 # zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests).
 APT_PACKAGES := tmux git zstd tar postgresql
 
-.PHONY: all build run test test-unit test-engine test-sqlite test-local test-archive test-console test-e2e \
+.PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
 
 all: build
@@ -49,6 +49,8 @@ test-engine:
 	$(GOTEST) -race ./engine/...
 test-sqlite:
 	$(GOTEST) -race ./backends/sqlite/... ./engine/storetest/...
+test-postgres: deps
+	$(GOTEST) -race ./backends/postgres/...
 test-local:
 	$(GOTEST) -race ./backends/local/... ./engine/runtimetest/...
 test-archive:
@@ -63,6 +65,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/
+	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
