@@ -60,7 +60,15 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	}
 	snap, err := o.takeSnapshot(ctx, o.rec.SnapshotID, SnapshotHibernation, "hibernation")
 	if err != nil {
-		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: %w", p.Slug, err))
+		err = fmt.Errorf("hibernate %s: %w", p.Slug, err)
+		if live, xerr := e.runtime.ProjectExists(ctx, p); xerr == nil && !live {
+			// A resumed hibernation whose storage is already gone and whose snapshot does not
+			// verify now: the project is not active, it needs an operator. The snapshot stays
+			// its wake point, so a wake retries once the store answers again.
+			return o.finish(ctx, Release{To: StatusFailed, Reason: err.Error(),
+				SetHibernationSnapshot: true, HibernationSnapshot: o.rec.SnapshotID}, OpFailed, err)
+		}
+		return e.putBack(ctx, o, running, err)
 	}
 	cur, err := e.store.GetProject(ctx, p.ID)
 	if err != nil {
