@@ -6,6 +6,8 @@ GO           ?= go
 BIN          := bin/sailtui
 TOOLS        := $(CURDIR)/.tools/bin
 STATICCHECK  := $(TOOLS)/staticcheck
+# The S3 server the object-store tests run against (posix backend on loopback).
+VERSITYGW    := $(TOOLS)/versitygw
 DEMO_STATE   ?= $(CURDIR)/.demo-state
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOTEST       := $(GO) test -count=1
@@ -13,7 +15,7 @@ GOTEST       := $(GO) test -count=1
 # zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests).
 APT_PACKAGES := tmux git zstd tar postgresql
 
-.PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-local test-archive test-console test-e2e \
+.PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
 
 all: build
@@ -34,12 +36,14 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-tools: $(STATICCHECK)
+tools: $(STATICCHECK) $(VERSITYGW)
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+$(VERSITYGW):
+	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0
 
 ## test: everything, against the real parts (see README "Tests").
-test: deps lint
+test: deps tools lint
 	$(GOTEST) -race -timeout 25m ./...
 
 ## Quick loops, one per part.
@@ -51,6 +55,8 @@ test-sqlite:
 	$(GOTEST) -race ./backends/sqlite/... ./engine/storetest/...
 test-postgres: deps
 	$(GOTEST) -race ./backends/postgres/...
+test-s3: tools
+	$(GOTEST) -race ./backends/s3/... ./engine/objectstoretest/...
 test-local:
 	$(GOTEST) -race ./backends/local/... ./engine/runtimetest/...
 test-archive:
@@ -61,11 +67,12 @@ test-e2e: deps
 	$(GOTEST) -race ./cmd/sailtui/...
 
 ## bench: speed and memory goals as ratios against baselines measured in the same run.
-bench: deps
+bench: deps tools
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
+	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

@@ -1,0 +1,318 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+const (
+	// completeTimeout bounds CompleteMultipartUpload, which runs detached from the caller's
+	// context (see putMultipart). Servers that copy the parts together may take a while.
+	completeTimeout = 5 * time.Minute
+	// abortTimeout bounds the abort made on the spot when a Put fails; if it cannot reach the
+	// server, abortLater keeps trying in the background for abortRetryWindow.
+	abortTimeout     = 10 * time.Second
+	abortRetryWindow = 10 * time.Minute
+)
+
+// Put implements engine.ObjectStore. An object that fits in one part is sent with a single
+// PutObject; a larger one goes through a multipart upload fed part by part as r produces it,
+// with at most Concurrency parts buffered or in flight: a Put holds at most PartSize ×
+// Concurrency bytes, whatever the object's size. A read error, a
+// failed part or a cancelled ctx aborts the upload, so a failed Put never leaves an object
+// (S3 only makes one when the upload completes) and, as far as the server can be reached, no
+// stored parts either.
+func (s *Store) Put(ctx context.Context, key string, r io.Reader) (engine.ObjectInfo, error) {
+	fail := func(err error) (engine.ObjectInfo, error) {
+		return engine.ObjectInfo{}, fmt.Errorf("s3: put %q: %w", key, err)
+	}
+	full, err := s.fullKey(key)
+	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	bufs := newPartBuffers(s.concurrency, s.partSize)
+	buf, err := bufs.get(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	n, eof, err := fill(ctxReader{ctx: ctx, r: r}, buf)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			err = fmt.Errorf("read: %w", err)
+		}
+		return fail(err)
+	case eof:
+		if err := s.putSingle(ctx, full, buf[:n]); err != nil {
+			return fail(err)
+		}
+		return engine.ObjectInfo{Key: key, Size: int64(n), ModTime: time.Now().UTC()}, nil
+	}
+	size, err := s.putMultipart(ctx, full, r, bufs, buf)
+	if err != nil {
+		return fail(err)
+	}
+	// ModTime is our clock, not the server's: asking would cost a HEAD, and failing the Put
+	// over that HEAD would be worse than an approximate time.
+	return engine.ObjectInfo{Key: key, Size: size, ModTime: time.Now().UTC()}, nil
+}
+
+// partBuffers hands out a Put's part buffers: at most n of them exist, allocated on first
+// use (a small object needs one) and reused from part to part.
+type partBuffers struct {
+	size int64
+	free chan []byte // n entries; nil for one not allocated yet
+}
+
+func newPartBuffers(n int, size int64) *partBuffers {
+	b := &partBuffers{size: size, free: make(chan []byte, n)}
+	for range n {
+		b.free <- nil
+	}
+	return b
+}
+
+// get waits for a free buffer: while all n are being uploaded, reading stops.
+func (b *partBuffers) get(ctx context.Context) ([]byte, error) {
+	select {
+	case buf := <-b.free:
+		if buf == nil {
+			buf = make([]byte, b.size)
+		}
+		return buf, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+func (b *partBuffers) put(buf []byte) { b.free <- buf }
+
+// putSingle stores a whole small object at once; S3 makes it appear atomically or not at all.
+func (s *Store) putSingle(ctx context.Context, full string, data []byte) error {
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        &s.bucket,
+		Key:           &full,
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+	})
+	return err
+}
+
+// putMultipart uploads first (a full part already read, from bufs) and the rest of r as a
+// multipart upload and returns the object's size.
+func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs *partBuffers, first []byte) (int64, error) {
+	created, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
+		Bucket:            &s.bucket,
+		Key:               &full,
+		ChecksumAlgorithm: s.checksum,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("start multipart upload: %w", err)
+	}
+	uploadID := aws.ToString(created.UploadId)
+
+	// uctx ends at the first failure, with it as the cause, so the reading loop and the
+	// parts still in flight stop at once.
+	uctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		parts []types.CompletedPart
+	)
+	send := func(num int32, buf []byte, n int) {
+		wg.Go(func() {
+			defer bufs.put(buf)
+			out, err := s.client.UploadPart(uctx, &s3.UploadPartInput{
+				Bucket:            &s.bucket,
+				Key:               &full,
+				UploadId:          &uploadID,
+				PartNumber:        aws.Int32(num),
+				Body:              bytes.NewReader(buf[:n]),
+				ContentLength:     aws.Int64(int64(n)),
+				ChecksumAlgorithm: s.checksum,
+			})
+			if err != nil {
+				cancel(fmt.Errorf("upload part %d: %w", num, err))
+				return
+			}
+			mu.Lock()
+			parts = append(parts, types.CompletedPart{PartNumber: aws.Int32(num), ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32})
+			mu.Unlock()
+		})
+	}
+
+	size := int64(len(first))
+	num := int32(1)
+	send(num, first, len(first))
+	src := ctxReader{ctx: uctx, r: r}
+	for {
+		buf, err := bufs.get(uctx)
+		if err != nil {
+			break // uctx's cause says why
+		}
+		n, eof, err := fill(src, buf)
+		if err != nil {
+			if uctx.Err() == nil {
+				err = fmt.Errorf("read: %w", err)
+			}
+			cancel(err)
+			break
+		}
+		if n == 0 {
+			bufs.put(buf)
+			break
+		}
+		if num == maxParts {
+			cancel(fmt.Errorf("object larger than %d parts of %d bytes, S3's limit: raise the part size", maxParts, s.partSize))
+			break
+		}
+		num++
+		size += int64(n)
+		send(num, buf, n)
+		if eof {
+			break
+		}
+	}
+	// Wait for every part, failed or not: a part that lands after the abort would be stored
+	// again under a dead upload.
+	wg.Wait()
+	if err := context.Cause(uctx); err != nil {
+		return 0, s.abort(ctx, full, uploadID, err)
+	}
+	slices.SortFunc(parts, func(a, b types.CompletedPart) int { return int(aws.ToInt32(a.PartNumber) - aws.ToInt32(b.PartNumber)) })
+
+	// Completing is the commit point and is not interrupted by ctx: a cancellation arriving
+	// while the server assembles the object would leave unknown whether the object exists,
+	// and a caller told "failed" must be able to rely on there being none.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), completeTimeout)
+	defer ccancel()
+	if _, err := s.client.CompleteMultipartUpload(cctx, &s3.CompleteMultipartUploadInput{
+		Bucket:          &s.bucket,
+		Key:             &full,
+		UploadId:        &uploadID,
+		MultipartUpload: &types.CompletedMultipartUpload{Parts: parts},
+	}); err != nil {
+		return 0, s.abort(ctx, full, uploadID, fmt.Errorf("complete multipart upload of %d parts: %w", len(parts), err))
+	}
+	return size, nil
+}
+
+// abort discards a multipart upload after cause made the Put fail, and returns the Put's
+// error. It runs detached from ctx, which is often the very reason for the abort. When the
+// server cannot be reached the upload is handed to abortLater.
+func (s *Store) abort(ctx context.Context, full, uploadID string, cause error) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortTimeout)
+	defer cancel()
+	err := s.abortUpload(actx, full, uploadID, 2)
+	if err == nil {
+		return cause
+	}
+	s.abortLater(full, uploadID)
+	return fmt.Errorf("%w (abort of upload %s failed, retrying in the background: %v)", cause, uploadID, err)
+}
+
+// abortUpload aborts one upload with at most attempts tries (0: the client's default); an
+// upload that is already gone counts as aborted.
+func (s *Store) abortUpload(ctx context.Context, full, uploadID string, attempts int) error {
+	_, err := s.client.AbortMultipartUpload(ctx, &s3.AbortMultipartUploadInput{Bucket: &s.bucket, Key: &full, UploadId: &uploadID},
+		func(o *s3.Options) {
+			if attempts > 0 {
+				o.RetryMaxAttempts = attempts
+			}
+		})
+	var nsu *types.NoSuchUpload
+	if err != nil && !errors.As(err, &nsu) {
+		return err
+	}
+	return nil
+}
+
+// abortLater keeps trying to abort an upload whose server was unreachable when its Put failed,
+// so that the stored parts go away once the server is back. A process that exits first leaves
+// the upload to AbortIncomplete (or to a bucket lifecycle rule).
+func (s *Store) abortLater(full, uploadID string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), abortRetryWindow)
+		defer cancel()
+		wait := 500 * time.Millisecond
+		for {
+			select {
+			case <-ctx.Done():
+				slog.Warn("s3: giving up aborting a failed multipart upload; AbortIncomplete or a lifecycle rule will remove it",
+					"bucket", s.bucket, "key", full, "upload_id", uploadID)
+				return
+			case <-time.After(wait):
+			}
+			actx, acancel := context.WithTimeout(ctx, abortTimeout)
+			err := s.abortUpload(actx, full, uploadID, 1)
+			acancel()
+			if err == nil {
+				return
+			}
+			wait = min(2*wait, 10*time.Second)
+		}
+	}()
+}
+
+// AbortIncomplete aborts the multipart uploads under the store's prefix started more than
+// olderThan ago, and returns how many it aborted. Uploads are left behind by a process that
+// died mid-Put: their parts are invisible but billed. It is meant for the purge sweep, with an
+// age well above the longest upload (a day), so that it never cuts a live one short.
+func (s *Store) AbortIncomplete(ctx context.Context, olderThan time.Duration) (int, error) {
+	prefix := s.objectKey("")
+	cutoff := time.Now().Add(-olderThan)
+	aborted := 0
+	in := &s3.ListMultipartUploadsInput{Bucket: &s.bucket, Prefix: &prefix}
+	for {
+		out, err := s.client.ListMultipartUploads(ctx, in)
+		if err != nil {
+			return aborted, fmt.Errorf("s3: list multipart uploads under %q: %w", prefix, err)
+		}
+		for _, u := range out.Uploads {
+			if u.Initiated != nil && u.Initiated.After(cutoff) {
+				continue
+			}
+			if err := s.abortUpload(ctx, aws.ToString(u.Key), aws.ToString(u.UploadId), 0); err != nil {
+				return aborted, fmt.Errorf("s3: abort multipart upload %s of %q: %w", aws.ToString(u.UploadId), aws.ToString(u.Key), err)
+			}
+			aborted++
+		}
+		if !aws.ToBool(out.IsTruncated) || (aws.ToString(out.NextKeyMarker) == "" && aws.ToString(out.NextUploadIdMarker) == "") {
+			return aborted, nil
+		}
+		in.KeyMarker, in.UploadIdMarker = out.NextKeyMarker, out.NextUploadIdMarker
+	}
+}
+
+// fill reads r into buf until buf is full or r ends. Only io.EOF itself is an end: an
+// io.ErrUnexpectedEOF from r is a broken source, and must not pass for a complete object.
+func fill(r io.Reader, buf []byte) (n int, eof bool, err error) {
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return n, true, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
+	}
+	return n, false, nil
+}

@@ -1,0 +1,341 @@
+// Package s3store is the engine.ObjectStore kept in an S3 bucket (AWS or any S3-compatible
+// server), on aws-sdk-go-v2. Puts stream through a multipart upload with a fixed number of
+// part buffers, so memory stays bounded whatever the size of the archive, and a Put that fails
+// or is cancelled aborts its upload: nothing ever appears under the key.
+package s3store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Retry and timeout policy. Each SDK call makes up to maxAttempts attempts on throttling, 5xx
+// and connection errors, sleeping a jittered exponential backoff from baseDelay (the SDK's
+// 50 ms would give up on a server that restarts in a second) capped at maxBackoff: a dead
+// server fails a call within about 4 s of sleeping (throttling: 1 s base, up to ~13 s)
+// instead of hanging, and a blip is ridden out.
+const (
+	maxAttempts = 5
+	baseDelay   = 250 * time.Millisecond
+	maxBackoff  = 4 * time.Second
+	dialTimeout = 10 * time.Second
+	// readTimeout fails a connection that stays silent this long (the SDK leaves S3 without
+	// one): a hung server must not hang a sweep. It also bounds the upload of one part, so it
+	// is generous enough for a slow link to send PartSize bytes.
+	readTimeout = 3 * time.Minute
+)
+
+// Store is an engine.ObjectStore on one bucket, under an optional key prefix.
+type Store struct {
+	client *s3.Client
+	bucket string
+	prefix string // without slashes around it; "" for none
+	where  string // endpoint or region, for Describe
+	// A Put's part buffers: concurrency of partSize bytes.
+	partSize    int64
+	concurrency int
+	// checksum is what multipart parts carry; "" where the configuration asks for checksums
+	// only when required (AWS_REQUEST_CHECKSUM_CALCULATION=when_required), which is the way
+	// out for S3-compatible servers that refuse them.
+	checksum types.ChecksumAlgorithm
+}
+
+var _ engine.ObjectStore = (*Store)(nil)
+
+// New connects to cfg's bucket and checks that it exists and is reachable with the
+// credentials found: a missing bucket or wrong credentials are configuration errors to report
+// before anything is archived.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				o.MaxAttempts = maxAttempts
+				o.MaxBackoff = maxBackoff
+				o.BaseDelay = baseDelay
+				o.Retryables = append(o.Retryables, retry.IsErrorRetryableFunc(retryDirectoryRace))
+			})
+		}),
+		config.WithHTTPClient(awshttp.NewBuildableClient().
+			WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
+			WithTransportOptions(func(tr *http.Transport) {
+				// Keep a connection per part in flight (plus Gets) alive between parts.
+				tr.MaxIdleConnsPerHost = max(awshttp.DefaultHTTPTransportMaxIdleConnsPerHost, 2*cfg.Concurrency)
+			}).
+			WithReadTimeout(readTimeout)),
+	}
+	if cfg.Region != "" {
+		opts = append(opts, config.WithRegion(cfg.Region))
+	}
+	if cfg.Credentials != nil {
+		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
+	}
+	if awsCfg.Region == "" {
+		awsCfg.Region = DefaultRegion
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.UsePathStyle = cfg.PathStyle
+		// Objects put in parts carry a checksum of checksums that the SDK cannot check on
+		// a GET; it would log a warning for each one. The archive has its own SHA-256.
+		o.DisableLogOutputChecksumValidationSkipped = true
+	})
+	s := &Store{
+		client:      client,
+		bucket:      cfg.Bucket,
+		prefix:      cfg.Prefix,
+		partSize:    cfg.PartSize,
+		concurrency: cfg.Concurrency,
+	}
+	if awsCfg.RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired {
+		s.checksum = types.ChecksumAlgorithmCrc32
+	}
+	if cfg.Endpoint != "" {
+		s.where = redactURL(cfg.Endpoint)
+	} else {
+		s.where = "aws " + awsCfg.Region
+	}
+	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
+		return nil, bucketError(cfg.Bucket, s.where, err)
+	}
+	return s, nil
+}
+
+// retryDirectoryRace retries ExistingObjectIsDirectory. Servers that keep objects as files
+// (versitygw's posix backend) prune the directories a delete leaves empty, and a put racing
+// with that in the same "directory" fails with this code although nothing is in the way; the
+// next attempt succeeds. When a key really is a directory (another key extends it), the
+// attempts run out and the error stands.
+func retryDirectoryRace(err error) aws.Ternary {
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "ExistingObjectIsDirectory" {
+		return aws.TrueTernary
+	}
+	return aws.UnknownTernary
+}
+
+// bucketError explains why a bucket cannot be used, naming it.
+func bucketError(bucket, where string, err error) error {
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		switch re.HTTPStatusCode() {
+		case http.StatusNotFound:
+			return fmt.Errorf("s3: bucket %q does not exist at %s (create it, or fix S3_BUCKET_NAME / S3_ENDPOINT_URL): %w", bucket, where, err)
+		case http.StatusForbidden:
+			return fmt.Errorf("s3: access to bucket %q at %s denied (check the AWS credentials and the bucket policy): %w", bucket, where, err)
+		case http.StatusMovedPermanently:
+			return fmt.Errorf("s3: bucket %q is in another region than the one configured (set S3_REGION): %w", bucket, err)
+		}
+	}
+	return fmt.Errorf("s3: check bucket %q at %s: %w", bucket, where, err)
+}
+
+// Describe implements engine.ObjectStore: "s3://bucket/prefix (endpoint)", never credentials.
+func (s *Store) Describe() string {
+	if s.prefix == "" {
+		return fmt.Sprintf("s3://%s (%s)", s.bucket, s.where)
+	}
+	return fmt.Sprintf("s3://%s/%s (%s)", s.bucket, s.prefix, s.where)
+}
+
+// objectKey is the S3 key of an object key: the prefix and the key.
+func (s *Store) objectKey(key string) string {
+	if s.prefix == "" {
+		return key
+	}
+	return s.prefix + "/" + key
+}
+
+// fullKey checks key and returns its S3 key. Keys follow dirstore's rules (slash-separated
+// plain names: no empty, "." or ".." components, no NUL) although S3 itself would take them:
+// that keeps an archive location valid in every ObjectStore, and keeps S3-compatible servers
+// that map keys to files (versitygw, MinIO) from refusing or reinterpreting them.
+func (s *Store) fullKey(key string) (string, error) {
+	if key == "" {
+		return "", fmt.Errorf("empty key: %w", engine.ErrBadPath)
+	}
+	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 || strings.IndexByte(key, '\\') >= 0 {
+		return "", fmt.Errorf("key %q: not UTF-8, or NUL or backslash: %w", key, engine.ErrBadPath)
+	}
+	for part := range strings.SplitSeq(key, "/") {
+		switch part {
+		case "":
+			return "", fmt.Errorf("key %q: empty component (absolute, trailing or double slash): %w", key, engine.ErrBadPath)
+		case ".", "..":
+			return "", fmt.Errorf("key %q: %q component: %w", key, part, engine.ErrBadPath)
+		}
+	}
+	full := s.objectKey(key)
+	if len(full) > maxKeyLen {
+		return "", fmt.Errorf("key %q: %d bytes with the prefix, S3 allows %d: %w", key, len(full), maxKeyLen, engine.ErrBadPath)
+	}
+	return full, nil
+}
+
+// Get implements engine.ObjectStore. The object is streamed; if the connection breaks part
+// way, reading resumes from where it stopped (a ranged GET pinned to the same ETag), so a
+// multi-gigabyte restore survives a reset connection.
+func (s *Store) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	full, err := s.fullKey(key)
+	if err != nil {
+		return nil, fmt.Errorf("s3: get %q: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("s3: get %q: %w", key, err)
+	}
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &full})
+	if err != nil {
+		return nil, fmt.Errorf("s3: get %q: %w", key, mapNotFound(err))
+	}
+	return &objectReader{
+		ctx:  ctx,
+		s:    s,
+		key:  key,
+		full: full,
+		body: out.Body,
+		etag: aws.ToString(out.ETag),
+		size: aws.ToInt64(out.ContentLength),
+	}, nil
+}
+
+// Head implements engine.ObjectStore.
+func (s *Store) Head(ctx context.Context, key string) (engine.ObjectInfo, error) {
+	full, err := s.fullKey(key)
+	if err != nil {
+		return engine.ObjectInfo{}, fmt.Errorf("s3: head %q: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return engine.ObjectInfo{}, fmt.Errorf("s3: head %q: %w", key, err)
+	}
+	out, err := s.client.HeadObject(ctx, &s3.HeadObjectInput{Bucket: &s.bucket, Key: &full})
+	if err != nil {
+		return engine.ObjectInfo{}, fmt.Errorf("s3: head %q: %w", key, mapNotFound(err))
+	}
+	return engine.ObjectInfo{Key: key, Size: aws.ToInt64(out.ContentLength), ModTime: aws.ToTime(out.LastModified).UTC()}, nil
+}
+
+// Delete implements engine.ObjectStore. S3 answers a delete of a missing key with success
+// already; a server that says NoSuchKey instead is treated the same.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	full, err := s.fullKey(key)
+	if err != nil {
+		return fmt.Errorf("s3: delete %q: %w", key, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("s3: delete %q: %w", key, err)
+	}
+	if _, err := s.client.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: &s.bucket, Key: &full}); err != nil && !isNotFound(err) {
+		return fmt.Errorf("s3: delete %q: %w", key, err)
+	}
+	return nil
+}
+
+// List implements engine.ObjectStore: every object whose key starts with prefix (a plain
+// string prefix), sorted by key.
+func (s *Store) List(ctx context.Context, prefix string) ([]engine.ObjectInfo, error) {
+	fail := func(err error) ([]engine.ObjectInfo, error) {
+		return nil, fmt.Errorf("s3: list %q: %w", prefix, err)
+	}
+	if strings.HasPrefix(prefix, "/") || strings.IndexByte(prefix, 0) >= 0 || strings.IndexByte(prefix, '\\') >= 0 || !utf8.ValidString(prefix) {
+		return fail(engine.ErrBadPath)
+	}
+	// The directories the prefix names in full must be usable in a key, as in dirstore.
+	if i := strings.LastIndexByte(prefix, '/'); i >= 0 {
+		if _, err := s.fullKey(prefix[:i]); err != nil {
+			return fail(err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	full := s.objectKey(prefix)
+	var out []engine.ObjectInfo
+	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &full})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		for _, o := range page.Contents {
+			k := aws.ToString(o.Key)
+			rel, ok := strings.CutPrefix(k, full)
+			// Keys ending in "/" are directory markers (some S3-compatible servers list the
+			// directories of a file-backed bucket as such); no key of ours has that form.
+			if !ok || strings.HasSuffix(k, "/") {
+				continue
+			}
+			out = append(out, engine.ObjectInfo{Key: prefix + rel, Size: aws.ToInt64(o.Size), ModTime: aws.ToTime(o.LastModified).UTC()})
+		}
+	}
+	// S3 lists in UTF-8 byte order already; servers backed by a filesystem may not.
+	slices.SortFunc(out, func(a, b engine.ObjectInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// isNotFound recognises the answers for a missing object: NoSuchKey (GET, DELETE on some
+// servers) and NotFound (HEAD, which has no body to carry a code).
+func isNotFound(err error) bool {
+	var nsk *types.NoSuchKey
+	var nf *types.NotFound
+	if errors.As(err, &nsk) || errors.As(err, &nf) {
+		return true
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "NoSuchKey", "NotFound":
+			return true
+		}
+	}
+	return false
+}
+
+// mapNotFound makes a missing-object error also match engine.ErrNotFound, keeping the SDK's
+// error inspectable.
+func mapNotFound(err error) error {
+	if isNotFound(err) {
+		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
+	}
+	return err
+}
+
+// ctxReader makes a read loop stop at cancellation even if the reader itself does not watch
+// the context.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(b []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(b)
+}

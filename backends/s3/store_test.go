@@ -1,0 +1,539 @@
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/sailtui/sailtui/backends/s3/s3test"
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/objectstoretest"
+)
+
+func testConfig(srv *s3test.Server, prefix string) Config {
+	return Config{
+		Bucket:      srv.Bucket,
+		Endpoint:    srv.Endpoint,
+		Region:      srv.Region,
+		Prefix:      prefix,
+		PathStyle:   true,
+		Credentials: srv.Credentials(),
+	}
+}
+
+func open(t testing.TB, srv *s3test.Server, prefix string) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := New(ctx, testConfig(srv, prefix))
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+func TestContract(t *testing.T) {
+	srv := s3test.Start(t)
+	objectstoretest.Run(t, func(t *testing.T) engine.ObjectStore { return open(t, srv, "") })
+}
+
+func TestContractWithPrefix(t *testing.T) {
+	srv := s3test.Start(t)
+	objectstoretest.Run(t, func(t *testing.T) engine.ObjectStore { return open(t, srv, "/tenant-a/projects/") })
+}
+
+// TestPrefixIsolates checks that a store sees only its own prefix and writes only below it.
+func TestPrefixIsolates(t *testing.T) {
+	srv := s3test.Start(t)
+	ctx := context.Background()
+	a, b, root := open(t, srv, "a"), open(t, srv, "ab"), open(t, srv, "")
+	if _, err := a.Put(ctx, "k", strings.NewReader("in a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "k", strings.NewReader("in ab")); err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(t, a, ""); !slices.Equal(got, []string{"k"}) {
+		t.Errorf("store a lists %v", got)
+	}
+	if got := keysOf(t, root, ""); !slices.Equal(got, []string{"a/k", "ab/k"}) {
+		t.Errorf("unprefixed store lists %v", got)
+	}
+	if _, err := b.Head(ctx, "b/k"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Head across prefixes: %v", err)
+	}
+	if got, want := a.Describe(), "s3://"+srv.Bucket+"/a ("+srv.Endpoint+")"; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+	if got, want := root.Describe(), "s3://"+srv.Bucket+" ("+srv.Endpoint+")"; got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
+	}
+}
+
+func keysOf(t *testing.T, s *Store, prefix string) []string {
+	t.Helper()
+	infos, err := s.List(context.Background(), prefix)
+	if err != nil {
+		t.Fatalf("List(%q): %v", prefix, err)
+	}
+	var out []string
+	for _, i := range infos {
+		out = append(out, i.Key)
+	}
+	return out
+}
+
+func TestKeysRejected(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "p")
+	ctx := context.Background()
+	long := strings.Repeat("x", maxKeyLen)
+	for _, key := range []string{"", "/abs", "a//b", "a/", "../x", "a/../../x", "./a", "a/.", "a\x00b", `a\b`, "\xff", long} {
+		if _, err := s.Put(ctx, key, strings.NewReader("x")); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Put(%q) error = %v, want ErrBadPath", key, err)
+		}
+		if _, err := s.Head(ctx, key); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Head(%q) error = %v, want ErrBadPath", key, err)
+		}
+		if _, err := s.Get(ctx, key); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Get(%q) error = %v, want ErrBadPath", key, err)
+		}
+		if err := s.Delete(ctx, key); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Delete(%q) error = %v, want ErrBadPath", key, err)
+		}
+	}
+	for _, prefix := range []string{"/", "../", "a/../../", "a//"} {
+		if _, err := s.List(ctx, prefix); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("List(%q) error = %v, want ErrBadPath", prefix, err)
+		}
+	}
+	if got := keysOf(t, open(t, srv, ""), ""); len(got) != 0 {
+		t.Errorf("something was stored: %v", got)
+	}
+}
+
+func TestMissingBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	cfg := testConfig(srv, "")
+	cfg.Bucket = "no-such-bucket-here"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := New(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), `"no-such-bucket-here"`) || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("New with a missing bucket: %v; want an error naming the bucket", err)
+	}
+	cfg = testConfig(srv, "")
+	cfg.Credentials = s3test.Start(t).Credentials() // another server's keys
+	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), srv.Bucket) {
+		t.Fatalf("New with wrong credentials: %v; want an error naming the bucket", err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	for _, v := range []string{"S3_ENDPOINT_URL", "S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION", "S3_PROJECTS_PREFIX", "S3_FORCE_PATH_STYLE"} {
+		t.Setenv(v, "")
+	}
+	t.Setenv("S3_BUCKET_NAME", "")
+	if _, ok, err := ConfigFromEnv(); ok || err != nil {
+		t.Fatalf("without S3_BUCKET_NAME: ok=%v err=%v", ok, err)
+	}
+	t.Setenv("S3_BUCKET_NAME", "snaps")
+	cfg, ok, err := ConfigFromEnv()
+	if !ok || err != nil || cfg.Bucket != "snaps" || cfg.Region != DefaultRegion || cfg.PathStyle || cfg.Endpoint != "" {
+		t.Fatalf("bucket only: %+v ok=%v err=%v", cfg, ok, err)
+	}
+	t.Setenv("S3_ENDPOINT_URL", "http://minio:9000")
+	t.Setenv("S3_REGION", "eu-west-3")
+	t.Setenv("S3_PROJECTS_PREFIX", "/projects/")
+	cfg, _, err = ConfigFromEnv()
+	if err != nil || cfg.Endpoint != "http://minio:9000" || cfg.Region != "eu-west-3" || cfg.Prefix != "projects" || !cfg.PathStyle {
+		t.Fatalf("full: %+v err=%v", cfg, err)
+	}
+	t.Setenv("S3_FORCE_PATH_STYLE", "false")
+	if cfg, _, err = ConfigFromEnv(); err != nil || cfg.PathStyle {
+		t.Fatalf("S3_FORCE_PATH_STYLE=false: %+v err=%v", cfg, err)
+	}
+	t.Setenv("S3_FORCE_PATH_STYLE", "maybe")
+	if _, ok, err = ConfigFromEnv(); !ok || err == nil {
+		t.Fatalf("bad S3_FORCE_PATH_STYLE accepted")
+	}
+	t.Setenv("S3_FORCE_PATH_STYLE", "")
+	t.Setenv("S3_ENDPOINT_URL", "minio:9000")
+	if _, ok, err = ConfigFromEnv(); !ok || err == nil {
+		t.Fatalf("endpoint without scheme accepted")
+	}
+}
+
+func TestDescribeHidesSecrets(t *testing.T) {
+	s := &Store{bucket: "b", prefix: "p", where: redactURL("https://user:secret@s3.example.com:9000/?X-Token=abc")}
+	if got := s.Describe(); got != "s3://b/p (https://s3.example.com:9000/)" {
+		t.Errorf("Describe() = %q", got)
+	}
+}
+
+// genReader produces size pseudo-random bytes without holding them and hashes them.
+type genReader struct {
+	rng       *rand.ChaCha8
+	size, n   int64
+	h         hash.Hash
+	afterRead func(n int64)
+}
+
+func newGen(size int64) *genReader {
+	return &genReader{rng: rand.NewChaCha8([32]byte{7}), size: size, h: sha256.New()}
+}
+
+func (g *genReader) Read(p []byte) (int, error) {
+	if g.n >= g.size {
+		return 0, io.EOF
+	}
+	p = p[:min(int64(len(p)), g.size-g.n)]
+	_, _ = g.rng.Read(p)
+	g.h.Write(p)
+	g.n += int64(len(p))
+	if g.afterRead != nil {
+		g.afterRead(g.n)
+	}
+	return len(p), nil
+}
+
+// heapSampler records the peak HeapInuse while it runs.
+type heapSampler struct {
+	base uint64
+	peak atomic.Uint64
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+func sampleHeap() *heapSampler {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	h := &heapSampler{base: ms.HeapInuse, stop: make(chan struct{})}
+	h.wg.Go(func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse > h.peak.Load() {
+				h.peak.Store(ms.HeapInuse)
+			}
+			select {
+			case <-h.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	})
+	return h
+}
+
+// growth stops sampling and returns the peak growth over the baseline.
+func (h *heapSampler) growth() int64 {
+	close(h.stop)
+	h.wg.Wait()
+	return int64(h.peak.Load()) - int64(h.base)
+}
+
+// TestLargePutBoundedMemory streams a 1 GiB generated object and checks that the heap grows
+// by less than 64 MiB meanwhile (the part buffers take 15 MiB), then reads it back.
+func TestLargePutBoundedMemory(t *testing.T) {
+	const size, limit = 1 << 30, 64 << 20
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx := context.Background()
+	gen := newGen(size)
+
+	heap := sampleHeap()
+	start := time.Now()
+	info, err := s.Put(ctx, "big.bin", gen)
+	d := time.Since(start)
+	growth := heap.growth()
+	if err != nil {
+		t.Fatalf("Put: %v", err)
+	}
+	t.Logf("Put of %d MiB took %v (%.0f MiB/s), heap grew by at most %.1f MiB (part buffers: %d × %d MiB)",
+		size>>20, d.Round(time.Millisecond), float64(size)/(1<<20)/d.Seconds(), float64(growth)/(1<<20), DefaultConcurrency, DefaultPartSize>>20)
+	if info.Size != size {
+		t.Errorf("Put size = %d, want %d", info.Size, size)
+	}
+	if growth > limit {
+		t.Errorf("heap grew by %d MiB during a %d MiB Put (limit %d MiB)", growth>>20, size>>20, limit>>20)
+	}
+
+	rc, err := s.Get(ctx, "big.bin")
+	if err != nil {
+		t.Fatalf("Get: %v", err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		t.Fatalf("Get: read: %v", err)
+	}
+	if n != size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+		t.Errorf("Get returned %d bytes that differ from what was put", n)
+	}
+}
+
+func multipartUploads(t *testing.T, srv *s3test.Server) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := srv.Client().ListMultipartUploads(ctx, &s3.ListMultipartUploadsInput{Bucket: aws.String(srv.Bucket)})
+	if err != nil {
+		t.Fatalf("ListMultipartUploads: %v", err)
+	}
+	var ids []string
+	for _, u := range out.Uploads {
+		ids = append(ids, aws.ToString(u.Key)+" "+aws.ToString(u.UploadId))
+	}
+	return ids
+}
+
+// TestServerKilledMidUpload kills the server while a multipart Put is streaming: the Put must
+// fail within its retry budget, and once the server is back there is neither an object nor a
+// multipart upload left.
+func TestServerKilledMidUpload(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx := context.Background()
+	gen := newGen(4 << 30)
+	var once sync.Once
+	gen.afterRead = func(n int64) {
+		if n >= 3*DefaultPartSize {
+			once.Do(srv.Kill)
+		}
+	}
+	start := time.Now()
+	info, err := s.Put(ctx, "p/killed.tar.zst", gen)
+	d := time.Since(start)
+	if err == nil {
+		t.Fatalf("Put succeeded on a killed server: %+v", info)
+	}
+	t.Logf("Put failed after %v: %v", d.Round(time.Millisecond), err)
+	if d > 45*time.Second {
+		t.Errorf("Put took %v to notice the server died", d)
+	}
+	if gen.n > 8*DefaultPartSize {
+		t.Errorf("Put read %d MiB after the server died; it should stop reading", gen.n>>20)
+	}
+
+	srv.Restart()
+	if _, err := s.Head(ctx, "p/killed.tar.zst"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Head after the failed Put: %v, want ErrNotFound", err)
+	}
+	if got := keysOf(t, s, ""); len(got) != 0 {
+		t.Errorf("objects after the failed Put: %v", got)
+	}
+	// The abort could not reach the dead server; the store retries it in the background.
+	deadline := time.Now().Add(30 * time.Second)
+	for first := true; ; first = false {
+		ups := multipartUploads(t, srv)
+		if first {
+			t.Logf("multipart uploads right after the restart: %v", ups)
+		}
+		if len(ups) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("multipart uploads left after the restart: %v", ups)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	// The store works again.
+	if _, err := s.Put(ctx, "p/after.bin", strings.NewReader("ok")); err != nil {
+		t.Fatalf("Put after the restart: %v", err)
+	}
+}
+
+// TestCancelledMultipartPutAborts cancels a Put mid-way through its parts: no object, and the
+// upload is aborted on the spot.
+func TestCancelledMultipartPutAborts(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gen := newGen(1 << 30)
+	gen.afterRead = func(n int64) {
+		if n >= 5*DefaultPartSize/2 {
+			cancel()
+		}
+	}
+	start := time.Now()
+	if info, err := s.Put(ctx, "cancelled.bin", gen); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Put = %+v, %v; want context.Canceled", info, err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("cancelled Put took %v", d)
+	}
+	if _, err := s.Head(context.Background(), "cancelled.bin"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Head after the cancelled Put: %v", err)
+	}
+	if ups := multipartUploads(t, srv); len(ups) != 0 {
+		t.Errorf("multipart uploads left: %v", ups)
+	}
+}
+
+// TestGetKilledServer: a Get on a dead server fails (not hangs), and so does a read whose
+// server dies mid-stream and stays dead.
+func TestGetKilledServer(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx := context.Background()
+	if _, err := s.Put(ctx, "obj", newGen(64<<20)); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.Get(ctx, "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	start := time.Now()
+	if n, err := io.Copy(io.Discard, rc); err == nil {
+		t.Errorf("reading on after the server died gave %d bytes and no error", n)
+	}
+	if _, err := s.Get(ctx, "obj"); err == nil || errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Get on a dead server: %v; want a connection error", err)
+	}
+	if _, err := s.Head(ctx, "obj"); err == nil || errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Head on a dead server: %v; want a connection error", err)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("failing on a dead server took %v", d)
+	}
+}
+
+// TestGetResumesAcrossRestart: a stream broken by a server restart resumes where it stopped
+// and delivers exactly the object.
+func TestGetResumesAcrossRestart(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx := context.Background()
+	gen := newGen(64 << 20)
+	if _, err := s.Put(ctx, "obj", gen); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := s.Get(ctx, "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.CopyN(h, rc, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart()
+	n, err := io.Copy(h, rc)
+	if err != nil {
+		t.Fatalf("read across a restart: %v", err)
+	}
+	if n+1<<20 != gen.size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+		t.Errorf("read %d bytes across a restart that differ from the object", n+1<<20)
+	}
+}
+
+// TestGetCancelled: cancelling the context of a Get stops its reads.
+func TestGetCancelled(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	if _, err := s.Put(context.Background(), "obj", newGen(32<<20)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rc, err := s.Get(ctx, "obj")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := io.Copy(io.Discard, rc); !errors.Is(err, context.Canceled) {
+		t.Errorf("read after cancel: %v; want context.Canceled", err)
+	}
+}
+
+// TestAbortIncomplete removes the uploads a crashed process leaves, and only under the prefix.
+func TestAbortIncomplete(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "mine")
+	ctx := context.Background()
+	c := srv.Client()
+	for _, k := range []string{"mine/a", "mine/b/c", "theirs/a"} {
+		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String(k)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.AbortIncomplete(ctx, time.Hour); err != nil || n != 0 {
+		t.Errorf("AbortIncomplete(1h) = %d, %v; want 0 (the uploads are new)", n, err)
+	}
+	if n, err := s.AbortIncomplete(ctx, 0); err != nil || n != 2 {
+		t.Errorf("AbortIncomplete(0) = %d, %v; want 2", n, err)
+	}
+	ups := multipartUploads(t, srv)
+	if len(ups) != 1 || !strings.HasPrefix(ups[0], "theirs/a ") {
+		t.Errorf("uploads left: %v; want only theirs/a", ups)
+	}
+}
+
+// TestConcurrentPuts runs large Puts at once: each gets its own part buffers, so they all
+// proceed and each stays within its bound.
+func TestConcurrentPuts(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	ctx := context.Background()
+	const puts, size = 4, 40 << 20
+	heap := sampleHeap()
+	var wg sync.WaitGroup
+	gens := make([]*genReader, puts)
+	errs := make([]error, puts)
+	for i := range puts {
+		gens[i] = newGen(size)
+		gens[i].rng = rand.NewChaCha8([32]byte{byte(i)})
+		wg.Go(func() { _, errs[i] = s.Put(ctx, fmt.Sprintf("c/%d", i), gens[i]) })
+	}
+	wg.Wait()
+	growth := heap.growth()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("Put %d: %v", i, err)
+		}
+	}
+	if bound := int64(puts * DefaultConcurrency * DefaultPartSize); growth > bound+32<<20 {
+		t.Errorf("heap grew by %d MiB with %d concurrent Puts (part buffers: %d MiB)", growth>>20, puts, bound>>20)
+	}
+	for i := range puts {
+		rc, err := s.Get(ctx, fmt.Sprintf("c/%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(h.Sum(nil), gens[i].h.Sum(nil)) {
+			t.Errorf("object %d read back differs (%v)", i, err)
+		}
+	}
+}
