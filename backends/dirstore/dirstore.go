@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -42,7 +43,27 @@ func New(root string) (*Store, error) {
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, fmt.Errorf("dirstore %s: %w", root, err)
 	}
-	return &Store{root: abs}, nil
+	s := &Store{root: abs}
+	s.removeStaleTemps(time.Now().Add(-staleTempAge))
+	return s, nil
+}
+
+// staleTempAge is how long a temporary file must have gone unwritten before it is taken for
+// the leftover of a Put killed mid-way. A live Put keeps its file's mtime fresh.
+const staleTempAge = time.Hour
+
+// removeStaleTemps deletes temporary files last written before cutoff. Best effort: they take
+// space but never look like objects.
+func (s *Store) removeStaleTemps(cutoff time.Time) {
+	_ = filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(p)
+		}
+		return nil
+	})
 }
 
 // Describe implements engine.ObjectStore.

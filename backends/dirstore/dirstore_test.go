@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/objectstoretest"
@@ -78,6 +79,33 @@ func TestDeletePrunesEmptyDirs(t *testing.T) {
 	}
 	if got := s.Describe(); got != "dir "+root {
 		t.Errorf("Describe() = %q", got)
+	}
+}
+
+func TestNewRemovesStaleTempFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "projects", "u")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale, fresh := filepath.Join(dir, tmpPrefix+"1"), filepath.Join(dir, tmpPrefix+"2")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * staleTempAge)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(root); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stale temporary file kept: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("temporary file of a Put that may still run removed: %v", err)
 	}
 }
 

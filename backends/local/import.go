@@ -12,8 +12,8 @@ import (
 var _ engine.TreeImporter = (*Runtime)(nil)
 
 // ImportTree copies the directory src into the project's storage through the archive format:
-// symlinks, modes and empty directories come along, and the copy gets extraction's checks (a
-// symlink out of src is refused, nothing lands outside the project).
+// symlinks (as they are), modes and empty directories come along, and nothing lands outside the
+// project.
 func (r *Runtime) ImportTree(ctx context.Context, p engine.Project, src string) error {
 	dst, err := r.projectDir(p)
 	if err != nil {
@@ -22,11 +22,12 @@ func (r *Runtime) ImportTree(ctx context.Context, p engine.Project, src string) 
 	pr, pw := io.Pipe()
 	werr := make(chan error, 1)
 	go func() {
-		_, err := archive.Write(ctx, src, pw, archive.WriteOptions{Exclude: []string{}})
+		_, err := archive.Write(ctx, src, pw, archive.WriteOptions{Exclude: []string{}, AnyLinkTarget: true})
 		pw.CloseWithError(err)
 		werr <- err
 	}()
-	_, xerr := archive.Extract(ctx, pr, dst, archive.Limits{})
+	// The source is the operator's own directory: its links are copied as they are.
+	_, xerr := archive.Extract(ctx, pr, dst, archive.Limits{AnyLinkTarget: true})
 	pr.CloseWithError(xerr)
 	if err := <-werr; err != nil {
 		return fmt.Errorf("import %s: read: %w", src, err)

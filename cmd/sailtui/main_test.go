@@ -231,6 +231,9 @@ func writeSource(t *testing.T) string {
 	must(t, os.Chmod(filepath.Join(src, "scripts/build.sh"), 0o755))
 	must(t, os.Symlink("web/index.html", filepath.Join(src, "link-to-web")))
 	must(t, os.Symlink("does-not-exist", filepath.Join(src, "dangling")))
+	// A virtualenv's interpreter link points out of the project; it must not block hibernation.
+	must(t, os.MkdirAll(filepath.Join(src, ".venv/bin"), 0o755))
+	must(t, os.Symlink("/usr/bin/python3", filepath.Join(src, ".venv/bin/python")))
 	must(t, os.MkdirAll(filepath.Join(src, "empty/dir"), 0o750))
 	return src
 }

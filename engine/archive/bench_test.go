@@ -30,7 +30,7 @@ const (
 // benchReps is how many times each side runs per iteration, alternating which goes first; the
 // fastest run of each counts. File creation and compression times on a shared machine swing by
 // a factor of several, and only the minimum compares the tools rather than the neighbours.
-const benchReps = 3
+const benchReps = 5
 
 // BenchmarkArchiveVsTar measures Write and Extract against `tar | zstd -1 -T0` and
 // `zstd -d | tar -x` on the same generated tree in the same run, and reports the time ratios

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,6 +29,10 @@ type Limits struct {
 	MaxFiles int64
 	// MaxEntrySize caps a single file. Default: MaxBytes.
 	MaxEntrySize int64
+	// AnyLinkTarget lets symlinks point anywhere (an absolute /usr/bin/python3 in a venv). Only
+	// for archives whose checksum is checked before the result is used, as the Sandwich does:
+	// extraction still never writes through a link, so the links are inert until then.
+	AnyLinkTarget bool
 }
 
 // Default extraction limits: far above any development project, far below a disk.
@@ -421,7 +426,11 @@ func (x *extractor) symlink(name string, hdr *tar.Header) error {
 	if name == "" {
 		return fmt.Errorf("symlink names the target itself: %w", engine.ErrBadPath)
 	}
-	if err := checkLinkTarget(name, hdr.Linkname); err != nil {
+	if x.lim.AnyLinkTarget {
+		if hdr.Linkname == "" || strings.IndexByte(hdr.Linkname, 0) >= 0 {
+			return fmt.Errorf("empty or NUL symlink target: %w", engine.ErrBadPath)
+		}
+	} else if err := checkLinkTarget(name, hdr.Linkname); err != nil {
 		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
 	}
 	if err := x.ensureDir(parentOf(name)); err != nil {

@@ -121,7 +121,9 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		return fail(err)
 	}
 
-	opts := WriteOptions{Exclude: s.opts.Exclude}
+	// A project's own links (a venv's bin/python -> /usr/bin/python3) must not block its
+	// hibernation; restores check the checksum before the tree is swapped in (see Restore).
+	opts := WriteOptions{Exclude: s.opts.Exclude, AnyLinkTarget: true}
 	if progress != nil {
 		op := createOp(snap.Type)
 		opts.Progress = func(done, total int64) {
@@ -221,8 +223,9 @@ func (s *Sandwich) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.
 
 // Restore implements engine.Volumes. The archive is extracted into a fresh sibling of the
 // storage directory (same filesystem, so the final rename is atomic) while its bytes are hashed.
-// Only when the extraction succeeded and the checksum matches is the new tree swapped in;
-// otherwise the sibling is removed and the existing storage is untouched.
+// Only when the extraction succeeded and the checksum matches is the new tree flushed to disk
+// (one syncfs) and swapped in; otherwise the sibling is removed and the existing storage is
+// untouched. A missing storage directory (a hibernated project) is created, parents included.
 func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
@@ -266,7 +269,11 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
 		}
 	}
-	_, xerr := Extract(ctx, src, tmp, s.opts.Limits)
+	lim := s.opts.Limits
+	// Links may point anywhere: they are inert until the tree is swapped in, and that happens
+	// only once the checksum proves this is the archive Create wrote.
+	lim.AnyLinkTarget = true
+	_, xerr := Extract(ctx, src, tmp, lim)
 	// Read whatever is left (normally nothing): the checksum covers the whole object, and a
 	// corrupted object often shows up as a decoding error first; reading to the end is what
 	// tells corruption (ErrChecksum) from an archive that is intact but refused.

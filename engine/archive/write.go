@@ -25,6 +25,9 @@ type WriteOptions struct {
 	// Progress, when set, is called with the payload bytes archived so far and the total found
 	// by a quick walk made first. It is called from the writing goroutine.
 	Progress func(done, total int64)
+	// AnyLinkTarget keeps symlinks whatever they point at (see Limits.AnyLinkTarget); without it
+	// a link out of root fails the write rather than make an archive Extract would refuse.
+	AnyLinkTarget bool
 }
 
 // Stats counts what an archive holds (Write) or what was written to disk (Extract).
@@ -91,6 +94,7 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		tw:       tar.NewWriter(enc),
 		buf:      make([]byte, copyBufSize),
 		progress: opts.Progress,
+		anyLink:  opts.AnyLinkTarget,
 		total:    total,
 		st:       &st,
 	}
@@ -126,6 +130,7 @@ type archiveWriter struct {
 	reported int64
 	total    int64
 	st       *Stats
+	anyLink  bool
 }
 
 func (aw *archiveWriter) header(h *tar.Header) error {
@@ -150,7 +155,8 @@ func (aw *archiveWriter) entry(rel string, fi fs.FileInfo) error {
 		if err != nil {
 			return fmt.Errorf("%q: %w", rel, err)
 		}
-		if err := checkLinkTarget(rel, target); err != nil {
+		// With anyLink a link is kept as written: it is inert data until something follows it.
+		if err := checkLinkTarget(rel, target); err != nil && !aw.anyLink {
 			return fmt.Errorf("%q: %v; archives refuse such links, remove or make it relative inside the project", rel, err)
 		}
 		aw.st.Symlinks++
