@@ -21,6 +21,7 @@ import (
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // benchDirs maps projects to storage directories for the sandwich.
@@ -51,7 +52,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 	store := open(b, srv, "bench")
 	work := b.TempDir()
 	src := filepath.Join(work, "tree")
-	files, payload := generateBenchTree(b, src)
+	files, payload := archivetest.GenerateTree(b, src)
 	theirs := filepath.Join(work, "theirs.tar.zst")
 	local := filepath.Join(work, "local.tar.zst")
 	dirs := benchDirs{"src": src, "dst": filepath.Join(work, "restored")}

@@ -1,4 +1,6 @@
-package s3store
+// Package archivetest generates the benchmark tree every archive benchmark measures (the local
+// one against tar|zstd, the S3 one), so they all archive the very same bytes.
+package archivetest
 
 import (
 	"bytes"
@@ -10,20 +12,18 @@ import (
 	"testing"
 )
 
-// Benchmark tree shape: the acceptance goal's "20k files, about 200 MB". The generator is a
-// copy of engine/archive's (bench_test.go), so BenchmarkS3Sandwich and BenchmarkArchiveVsTar
-// archive the very same tree; keep the two in step.
+// The tree's shape: the acceptance goal's "20k files, about 200 MB".
 const (
-	benchFiles      = 20_000
-	benchLargeFiles = 20
-	benchTotalBytes = 200 << 20
+	Files      = 20_000
+	LargeFiles = 20
+	TotalBytes = 200 << 20
 )
 
-// generateBenchTree writes a deterministic tree that looks like a project to a compressor:
+// GenerateTree writes a deterministic tree that looks like a project to a compressor:
 // many small text files of code-like tokens with a few random bytes, a skewed size distribution
 // (log-normal small files plus a few multi-MB ones, some of them incompressible like images),
 // ~20 files per directory, some executables and symlinks.
-func generateBenchTree(tb testing.TB, root string) (files int, payload int64) {
+func GenerateTree(tb testing.TB, root string) (files int, payload int64) {
 	tb.Helper()
 	r := rand.New(rand.NewPCG(2024, 5))
 	vocab := make([]string, 400)
@@ -37,19 +37,19 @@ func generateBenchTree(tb testing.TB, root string) (files int, payload int64) {
 	}
 	vocab = append(vocab, "(", ")", "{", "}", "=", ":=", "return", "if", "for", "func", "const", ";", ",", ".")
 
-	large := make([]int, benchLargeFiles)
+	large := make([]int, LargeFiles)
 	var largeTotal int
 	for i := range large {
 		large[i] = (1 + i%6) << 20
 		largeTotal += large[i]
 	}
-	small := make([]float64, benchFiles-benchLargeFiles)
+	small := make([]float64, Files-LargeFiles)
 	var smallTotal float64
 	for i := range small {
 		small[i] = math.Exp(8 + 1.1*r.NormFloat64())
 		smallTotal += small[i]
 	}
-	scale := float64(benchTotalBytes-largeTotal) / smallTotal
+	scale := float64(TotalBytes-largeTotal) / smallTotal
 
 	var line bytes.Buffer
 	text := func(size int) []byte {
