@@ -69,7 +69,8 @@ func TestSnapshotIDsAreUniqueAndStable(t *testing.T) {
 		t.Fatalf("two operations in the same second got one name %s", a)
 	}
 	op := newID()
-	if snapshotID(SnapshotHibernation, op, at) != snapshotID(SnapshotHibernation, op, at) {
+	first, again := snapshotID(SnapshotHibernation, op, at), snapshotID(SnapshotHibernation, op, at.Add(0))
+	if first != again {
 		t.Fatal("a resumed operation must find the snapshot name it started with")
 	}
 	if !strings.HasPrefix(a, "manual-20261129-100000-") {
