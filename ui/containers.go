@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
@@ -49,7 +50,10 @@ var containerColumns = []column{
 	{title: "DIRECTORY", min: 9, max: 24, drop: 2},
 	{title: "STATE", min: 8, max: 8},
 	{title: "PORT", min: 11, max: 11, drop: 3},
-	{title: "URL", min: 10, drop: 1},
+	{title: "UPTIME", min: 6, max: 7, drop: 4},
+	// Wide enough for a local URL (http://127.0.0.1:41001/) at 80 columns: a cut URL cannot
+	// be copied.
+	{title: "URL", min: 23, drop: 1},
 }
 
 func newContainersPane(e *env, p engine.Project) *containersPane {
@@ -290,8 +294,19 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 		txt(cv.Directory, th.Value),
 		txt(state, th.Container(state)),
 		txt(portText(cv.Port, cv.Status.HostPort), th.Value),
+		c.uptime(cv),
 		url,
 	}
+}
+
+// uptime is how long a running container has run, from the runtime's start time.
+func (c *containersPane) uptime(cv engine.ContainerView) cell {
+	th := c.env.theme
+	if !c.running(cv) || cv.Status.StartedAt.IsZero() {
+		return txt("-", th.Muted)
+	}
+	// A start time ahead of this host's clock (another machine's runtime) is just now.
+	return txt(span(max(c.env.now.Sub(cv.Status.StartedAt), 0).Truncate(time.Second)), th.Value)
 }
 
 // portText shows the service's port and, when it differs, where the host reaches it.

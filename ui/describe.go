@@ -15,7 +15,7 @@ import (
 // locally): what an operator would otherwise look up with docker or kubectl.
 type describePane struct {
 	env  *env
-	keys navKeys
+	keys textKeys
 	proj engine.Project
 	text textView
 	w, h int
@@ -25,7 +25,7 @@ type describePane struct {
 }
 
 func newDescribePane(e *env, p engine.Project) *describePane {
-	return &describePane{env: e, keys: newNavKeys(), proj: p}
+	return &describePane{env: e, keys: newTextKeys(), proj: p}
 }
 
 func (d *describePane) kind() paneKind                  { return kindDescribe }
@@ -38,7 +38,7 @@ func (d *describePane) capturing() bool                 { return false }
 func (d *describePane) info() string {
 	switch {
 	case d.loaded:
-		return fmt.Sprintf("%s  %d lines", d.proj.Status, len(d.text.lines))
+		return string(d.proj.Status) + "  " + plural(len(d.text.lines), "line")
 	case d.loading:
 		return "loading…"
 	}
@@ -51,8 +51,7 @@ func (d *describePane) setSize(w, h int) {
 }
 
 func (d *describePane) keyMap() help.KeyMap {
-	k := d.keys
-	return staticKeys{short: []keyBinding{k.Up, k.Down, k.PageDown}, full: [][]keyBinding{k.bindings()}}
+	return d.text.keyMap(d.keys)
 }
 
 func (d *describePane) update(msg tea.KeyPressMsg) tea.Cmd {

@@ -654,9 +654,11 @@ func timelineFixture() (*fakeSource, engine.Project) {
 	src := newFakeSource([]engine.Project{p, other})
 	src.containers[p.ID] = []engine.ContainerView{
 		{Container: engine.Container{Name: "backend", Directory: "backend", Port: 8000},
-			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41001, URL: "http://storefront-backend.localhost"}},
+			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41001, URL: "http://storefront-backend.localhost",
+				StartedAt: t0.Add(-3*time.Hour - 25*time.Minute)}},
 		{Container: engine.Container{Name: "frontend", Directory: "frontend", Port: 5173},
-			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41002, URL: "http://storefront-frontend.localhost"}},
+			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41002, URL: "http://storefront-frontend.localhost",
+				StartedAt: t0.Add(-12 * time.Minute)}},
 	}
 	src.snapshots[p.ID] = []engine.Snapshot{
 		{ID: "manual-20260301-114500-0123456789ab", ProjectID: p.ID, Type: engine.SnapshotManual, Label: "before the upgrade",

@@ -127,7 +127,11 @@ func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.setErr(msg.err)
 	} else {
-		m.projects.setProjects(msg.ps)
+		// A reload also sees hibernations the notifier did not carry (another process on an
+		// in-process bus).
+		if pr, ok := m.projects.setProjects(msg.ps); ok {
+			m.sweep.hibernated(pr.Slug, pr.UpdatedAt, m.env.now)
+		}
 		m.header.loadedAt = m.env.now
 	}
 	if m.live.pending {
@@ -162,6 +166,9 @@ func (m *model) updateLive(msg tea.Msg) tea.Cmd {
 		for _, e := range msg.evs {
 			if e.ProjectID != "" {
 				m.live.changed[e.ProjectID] = true
+			}
+			if (e.Kind == "" || e.Kind == "status") && e.To == engine.StatusHibernated {
+				m.sweep.hibernated(e.Slug, e.Time, m.env.now)
 			}
 		}
 		return tea.Batch(waitEvents(msg.ch), m.requestReload())

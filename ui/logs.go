@@ -163,7 +163,7 @@ func (l *logsPane) project() (engine.Project, bool) { return l.proj, true }
 func (l *logsPane) capturing() bool                 { return l.searching }
 
 func (l *logsPane) info() string {
-	s := fmt.Sprintf("%d lines", l.ring.len())
+	s := plural(l.ring.len(), "line")
 	if l.dropped > 0 {
 		s += fmt.Sprintf(" (%d dropped)", l.dropped)
 	}

@@ -67,6 +67,15 @@ func TestLogsShowTheTail(t *testing.T) {
 	}
 }
 
+func TestLogsCountOneLine(t *testing.T) {
+	src, _ := timelineFixture()
+	src.logLines = nLines(1)
+	h := openLogs(t, src)
+	if v := h.plainView(); !strings.Contains(v, "Logs  1 line\n") && !strings.Contains(v, "Logs  1 line ") {
+		t.Errorf("one line counted wrong:\n%s", v)
+	}
+}
+
 // A stream that ends while following says so and reconnects; the reconnect's tail overlaps
 // what is already there and is not shown twice.
 func TestLogsReconnectWithoutDuplicates(t *testing.T) {

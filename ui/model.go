@@ -43,7 +43,8 @@ type model struct {
 	// bring its logs back after the containers pane was left.
 	lastContainer map[string]string
 
-	live liveState
+	live  liveState
+	sweep sweepSeen
 }
 
 func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *model {
@@ -74,6 +75,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		stack:    []pane{pp},
 		cmd:      newCmdline(e),
 		live:     liveState{after: tick},
+		sweep:    sweepSeen{since: e.now},
 
 		lastContainer: map[string]string{},
 	}
@@ -121,6 +123,14 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 				}
 				return c.apply(msg)
 			}
+		}
+	case sweepPreviewMsg:
+		// The dry run says what the next sweep would do even if its pane has been left.
+		if msg.err == nil {
+			m.sweep.previewed(msg.rep)
+		}
+		if m.onStack(msg.target()) {
+			return msg.deliver()
 		}
 	case paneMsg:
 		if m.onStack(msg.target()) {
@@ -337,7 +347,7 @@ func (m *model) View() tea.View {
 	var cur *tea.Cursor
 	switch {
 	case m.dialog != nil:
-		line = m.status.view(m.env)
+		line = m.statusBar()
 	case m.cmd.active:
 		line, cur = m.cmd.view(m.w)
 	case top == pane(m.projects) && m.projects.editing:
@@ -346,7 +356,7 @@ func (m *model) View() tea.View {
 		if lp, ok := top.(*logsPane); ok && lp.searching {
 			line, cur = lp.searchLine()
 		} else {
-			line = m.status.view(m.env)
+			line = m.statusBar()
 		}
 	}
 	if cur != nil && statusRow < m.h {
@@ -357,6 +367,14 @@ func (m *model) View() tea.View {
 	lines = append(lines, m.shortHelp())
 	v.SetContent(block(lines, m.w, m.h))
 	return v
+}
+
+// statusBar is the last message with what is known of hibernation sweeps at the right; the
+// message keeps the room it needs.
+func (m *model) statusBar() string {
+	msg := m.status.view(m.env)
+	// spread keeps two columns between the two sides.
+	return spread(msg, m.sweep.view(m.env, m.w-width(msg)-2), m.w)
 }
 
 func (m *model) tooSmallView() string {

@@ -208,3 +208,37 @@ func TestHelpListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeScrollsSideways(t *testing.T) {
+	h, _ := projectsHarness(t, Options{})
+	h.press("j", "d")
+	d, ok := h.m.top().(*describePane)
+	if !ok {
+		t.Fatalf("no describe pane:\n%s", h.plainView())
+	}
+	if v := h.plainView(); strings.Contains(v, "→") {
+		t.Errorf("sideways keys offered for text that fits:\n%s", v)
+	}
+	wide := "CONTAINER  STATE  " + strings.Repeat("-", 120) + "END"
+	h.send(describedMsg{to: d, text: "short\n" + wide + "\n"})
+	v := h.plainView()
+	if strings.Contains(v, "END") || !strings.Contains(v, "→ scroll right") {
+		t.Errorf("a wide line should be cut and → offered:\n%s", v)
+	}
+	h.press("right")
+	if v := h.plainView(); !strings.Contains(v, "STATE  ----") || strings.Contains(v, "CONTAINER") {
+		t.Errorf("→ did not move the text left by %d:\n%s", sideStep, v)
+	}
+	for range 30 {
+		h.press("right")
+	}
+	if v := h.plainView(); !strings.Contains(v, "---END") {
+		t.Errorf("scrolling right stops short of the end of the widest line:\n%s", v)
+	}
+	for range 30 {
+		h.press("left")
+	}
+	if v := h.plainView(); !strings.Contains(v, "CONTAINER  STATE") {
+		t.Errorf("← did not come back to the first column:\n%s", v)
+	}
+}

@@ -20,6 +20,8 @@ import (
 type projectsKeys struct {
 	navKeys
 	Filter      key.Binding
+	Sort        key.Binding
+	Reverse     key.Binding
 	Open        key.Binding
 	ClearFilter key.Binding
 	// While the filter is being typed.
@@ -37,6 +39,8 @@ func newProjectsKeys() projectsKeys {
 	return projectsKeys{
 		navKeys:     newNavKeys(),
 		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		Sort:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Reverse:     key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "reverse")),
 		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "containers")),
 		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
 		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
@@ -64,10 +68,17 @@ type projectsPane struct {
 	w, h    int
 
 	loaded bool
-	rows   []projectRow // sorted by slug
-	shown  []int        // indexes into rows that pass the filter
+	// rows stay sorted by slug whatever the sort shown, for slug lookups and completion.
+	rows []projectRow
+	// order is rows in the chosen sort (indexes into rows); shown is order filtered. Both are
+	// rebuilt only when the data, the sort or the filter change, never per frame or key.
+	order  []int
+	shown  []int
+	sort   projectSort
 	counts map[engine.ProjectStatus]int
 	nav    listNav
+	// resorts counts order rebuilds, so tests can hold the cache to its promise.
+	resorts int
 
 	flt     filter
 	input   textinput.Model
@@ -153,6 +164,8 @@ func (p *projectsPane) keyMap() help.KeyMap {
 		short = append(short, k.ClearFilter)
 		list = append(list, k.ClearFilter)
 	}
+	short = append(short, k.Sort)
+	list = append(list, k.Sort, k.Reverse)
 	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), acts, list}}
 }
 
@@ -176,6 +189,10 @@ func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 		if p.flt.active() || p.flt.raw != "" {
 			p.setFilter("")
 		}
+	case key.Matches(msg, p.keys.Sort):
+		p.setSort(p.sort.next())
+	case key.Matches(msg, p.keys.Reverse):
+		p.setSort(projectSort{by: p.sort.by, desc: !p.sort.desc})
 	}
 	return nil
 }
@@ -259,8 +276,9 @@ func (p *projectsPane) slugsWithPrefix(prefix string, limit int) []string {
 	return out
 }
 
-// setProjects replaces the list after a load, keeping the cursor on the same project.
-func (p *projectsPane) setProjects(ps []engine.Project) {
+// setProjects replaces the list after a load, keeping the cursor on the same project. It
+// returns the project that most recently went into hibernated since the previous load.
+func (p *projectsPane) setProjects(ps []engine.Project) (slept engine.Project, ok bool) {
 	keep, _ := p.selected()
 	old := make(map[string]engine.Project, len(p.rows))
 	for _, r := range p.rows {
@@ -276,8 +294,13 @@ func (p *projectsPane) setProjects(ps []engine.Project) {
 		counts[pr.Status]++
 		live[pr.ID] = true
 		// A project whose record changed may have started or stopped containers.
-		if o, ok := old[pr.ID]; ok && (o.Status != pr.Status || !o.UpdatedAt.Equal(pr.UpdatedAt)) {
+		o, seen := old[pr.ID]
+		if seen && (o.Status != pr.Status || !o.UpdatedAt.Equal(pr.UpdatedAt)) {
 			p.invalidate(pr.ID)
+		}
+		if seen && o.Status != engine.StatusHibernated && pr.Status == engine.StatusHibernated &&
+			(!ok || pr.UpdatedAt.After(slept.UpdatedAt)) {
+			slept, ok = pr, true
 		}
 	}
 	for id := range p.usage {
@@ -289,14 +312,17 @@ func (p *projectsPane) setProjects(ps []engine.Project) {
 		return cmp.Or(cmp.Compare(a.p.Slug, b.p.Slug), cmp.Compare(a.p.ID, b.p.ID))
 	})
 	p.rows, p.counts, p.loaded = rows, counts, true
+	p.resort()
 	p.refilter(keep.ID)
+	return slept, ok
 }
 
-// refilter rebuilds the shown rows; the cursor stays on keepID when it still passes.
+// refilter rebuilds the shown rows from the sorted order; the cursor stays on keepID when it
+// still passes.
 func (p *projectsPane) refilter(keepID string) {
 	p.shown = p.shown[:0]
-	for i, r := range p.rows {
-		if p.flt.match(r.hay...) {
+	for _, i := range p.order {
+		if p.flt.match(p.rows[i].hay...) {
 			p.shown = append(p.shown, i)
 		}
 	}
@@ -369,8 +395,12 @@ func (p *projectsPane) usageCmd() tea.Cmd {
 func (p *projectsPane) applyUsage(msg usageLoadedMsg) error {
 	p.usageBusy = false
 	var first error
+	moved := false
 	for id, u := range msg.got {
 		u.stale = p.dirtyInFlight[id]
+		if old, ok := p.usage[id]; snapshotRank(old, ok) != snapshotRank(u, true) {
+			moved = true
+		}
 		p.usage[id] = u
 		if u.err != nil && first == nil {
 			first = u.err
@@ -378,6 +408,11 @@ func (p *projectsPane) applyUsage(msg usageLoadedMsg) error {
 	}
 	clear(p.inFlight)
 	clear(p.dirtyInFlight)
+	if moved && p.sort.by == sortSnapshots {
+		keep, _ := p.selected()
+		p.resort()
+		p.refilter(keep.ID)
+	}
 	return first
 }
 
@@ -395,7 +430,7 @@ func (p *projectsPane) view() string {
 	th := p.env.theme
 	widths := layout(projectColumns, p.w)
 	lines := make([]string, 0, p.h)
-	lines = append(lines, headerLine(th, projectColumns, widths, p.w))
+	lines = append(lines, sortedHeaderLine(th, projectColumns, widths, p.w, p.sort.column(), p.sort.desc))
 	switch {
 	case !p.loaded:
 		lines = append(lines, th.Muted.Render("  loading projects…"))

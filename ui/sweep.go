@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
@@ -15,7 +16,7 @@ import (
 // is exactly what the CronJob would take, not the console's guess.
 type sweepPane struct {
 	env  *env
-	keys navKeys
+	keys textKeys
 	text textView
 	w, h int
 
@@ -24,7 +25,7 @@ type sweepPane struct {
 	err                    error
 }
 
-func newSweepPane(e *env) *sweepPane { return &sweepPane{env: e, keys: newNavKeys()} }
+func newSweepPane(e *env) *sweepPane { return &sweepPane{env: e, keys: newTextKeys()} }
 
 func (s *sweepPane) kind() paneKind                  { return kindSweep }
 func (s *sweepPane) crumb() string                   { return "Sweep preview" }
@@ -49,8 +50,7 @@ func (s *sweepPane) setSize(w, h int) {
 }
 
 func (s *sweepPane) keyMap() help.KeyMap {
-	k := s.keys
-	return staticKeys{short: []keyBinding{k.Up, k.Down, k.PageDown}, full: [][]keyBinding{k.bindings()}}
+	return s.text.keyMap(s.keys)
 }
 
 func (s *sweepPane) update(msg tea.KeyPressMsg) tea.Cmd {
@@ -147,4 +147,66 @@ func (s *sweepPane) view() string {
 		}
 	}
 	return block(lines, s.w, s.h)
+}
+
+// sweepSeen is the status bar's word on hibernation sweeps: the last hibernation this console
+// saw happen (an event, or a reload finding a project newly hibernated) and what its own last
+// dry run said the next sweep would do. There is no "next sweep at": the schedule lives in a
+// CronJob or a timer the console cannot see, and it does not guess one.
+type sweepSeen struct {
+	// since is when the console started watching, for "none since".
+	since    time.Time
+	lastAt   time.Time
+	lastSlug string
+	// previewAt is the as-of time of the last dry run; zero when none ran.
+	previewAt time.Time
+	previewN  int
+}
+
+// hibernated notes a project seen entering hibernated at t (now when unknown).
+func (s *sweepSeen) hibernated(slug string, t, now time.Time) {
+	// Another host's clock running ahead must not pin "last" in the future.
+	if t.IsZero() || t.After(now) {
+		t = now
+	}
+	if t.Before(s.lastAt) {
+		return
+	}
+	s.lastAt, s.lastSlug = t, slug
+}
+
+func (s *sweepSeen) previewed(rep engine.SweepReport) {
+	s.previewAt, s.previewN = rep.AsOf, len(rep.Hibernated)
+}
+
+// view is the longest account that fits in room columns ("" when none does): the slug goes
+// first, then the dry run, then the last hibernation's age.
+func (s *sweepSeen) view(e *env, room int) string {
+	var last, short string
+	if s.lastAt.IsZero() {
+		last = "no hibernation seen since " + s.since.In(e.loc).Format("15:04")
+		short = last
+	} else {
+		short = "last hibernation " + ago(e.now, s.lastAt)
+		last = "last hibernation " + sanitize(s.lastSlug) + " " + ago(e.now, s.lastAt)
+	}
+	var next string
+	// A hibernation seen after the dry run may be the sweep it previewed: it is out of date.
+	if !s.previewAt.IsZero() && !s.lastAt.After(s.previewAt) {
+		n := "none"
+		if s.previewN > 0 {
+			n = fmt.Sprint(s.previewN)
+		}
+		next = "dry run " + ago(e.now, s.previewAt) + ": next sweep hibernates " + n
+	}
+	cands := []string{last, short}
+	if next != "" {
+		cands = []string{last + " · " + next, short + " · " + next, last, short}
+	}
+	for _, c := range cands {
+		if width(c) <= room {
+			return e.theme.Muted.Render(c)
+		}
+	}
+	return ""
 }

@@ -85,21 +85,37 @@ func layout(cols []column, w int) []int {
 
 // headerLine renders the column titles.
 func headerLine(th theme.Theme, cols []column, widths []int, w int) string {
+	return sortedHeaderLine(th, cols, widths, w, -1, false)
+}
+
+// sortedHeaderLine renders the column titles with an arrow on column sortCol (none when < 0).
+// The arrow sits in the gap before the title: the narrowest layout has no column to spare for
+// it, and a title cut to make room would read worse than one with an arrow in front.
+func sortedHeaderLine(th theme.Theme, cols []column, widths []int, w, sortCol int, desc bool) string {
 	cells := make([]cell, len(cols))
 	for i, c := range cols {
 		cells[i] = txt(c.title, th.TableHeader)
 	}
-	return rowLine(th, cells, widths, false, w)
+	arrow := "↑"
+	if desc {
+		arrow = "↓"
+	}
+	return joinRow(th, cells, widths, false, w, sortCol, " "+th.TableHeader.Render(arrow))
 }
 
 // rowLine renders one table row, w columns wide. The selected row carries a marker, so it stays
 // visible when NO_COLOR leaves the selection style plain.
 func rowLine(th theme.Theme, cells []cell, widths []int, selected bool, w int) string {
+	return joinRow(th, cells, widths, selected, w, -1, "")
+}
+
+// joinRow lays cells out in their widths; the gap before column mark (two columns wide, like
+// the selection marker) is replaced by gap.
+func joinRow(th theme.Theme, cells []cell, widths []int, selected bool, w, mark int, gap string) string {
 	var b strings.Builder
+	lead := strings.Repeat(" ", markerW)
 	if selected {
-		b.WriteString(selMarker)
-	} else {
-		b.WriteString(strings.Repeat(" ", markerW))
+		lead = selMarker
 	}
 	// Cells render to exactly their width, so the line's width is known without measuring it.
 	used := markerW
@@ -108,13 +124,22 @@ func rowLine(th theme.Theme, cells []cell, widths []int, selected bool, w int) s
 		if i >= len(widths) || widths[i] == 0 {
 			continue
 		}
-		if !first {
-			b.WriteString(strings.Repeat(" ", colGap))
+		sep := strings.Repeat(" ", colGap)
+		if first {
+			sep = lead
+		} else {
 			used += colGap
 		}
+		if i == mark {
+			sep = gap
+		}
+		b.WriteString(sep)
 		first = false
 		b.WriteString(c.render(widths[i], !selected))
 		used += widths[i]
+	}
+	if first {
+		b.WriteString(lead)
 	}
 	line := b.String()
 	switch {

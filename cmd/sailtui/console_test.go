@@ -87,11 +87,19 @@ func (s *tmuxSession) exited() bool {
 func TestConsoleDemo(t *testing.T) {
 	c := newCLI(t)
 	s := startConsole(t, c, "--demo")
-	s.waitFor("storefront", "blog", "notes-api", "hibernated", "active")
+	s.waitFor("storefront", "blog", "notes-api", "hibernated", "active", "no hibernation seen since")
+	// o sorts by the next column (status: active before hibernated), O reverses it.
+	s.keys("o")
+	s.waitFor("↑STATUS")
+	s.keys("O")
+	scr := s.waitFor("↓STATUS")
+	if strings.Index(scr, "notes-api") > strings.Index(scr, "storefront") {
+		t.Errorf("reversed status sort lists the hibernated notes-api after active storefront:\n%s", scr)
+	}
 	s.keys("/", "store")
 	s.waitFor("store")
 	s.keys("Enter", "Enter")
-	s.waitFor("frontend", "backend", "running")
+	s.waitFor("frontend", "backend", "running", "UPTIME")
 	s.keys("Escape")
 	s.waitFor("/store", "HIBERNATES IN")
 	s.keys("Escape") // the second esc clears the filter
