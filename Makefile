@@ -12,10 +12,11 @@ DEMO_STATE   ?= $(CURDIR)/.demo-state
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOTEST       := $(GO) test -count=1
 # Debian packages the tests and benchmarks call: tmux (console tests), git (template clones),
-# zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests).
-APT_PACKAGES := tmux git zstd tar postgresql
+# zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests),
+# busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose
 
-.PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-local test-archive test-console test-e2e \
+.PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
 
 all: build
@@ -55,6 +56,8 @@ test-sqlite:
 	$(GOTEST) -race ./backends/sqlite/... ./engine/storetest/...
 test-postgres: deps
 	$(GOTEST) -race ./backends/postgres/...
+test-docker: deps
+	$(GOTEST) -race ./backends/docker/... ./engine/hostfs/...
 test-s3: tools
 	$(GOTEST) -race ./backends/s3/... ./engine/objectstoretest/...
 test-local:

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -34,6 +35,16 @@ type config struct {
 	DBPoolSize         int
 	DBStatementTimeout time.Duration
 	Yes                bool
+
+	// Docker mode (DEPLOYMENT_MODE=docker).
+	DevserverImage      string
+	AppDomain           string
+	DockerNetworkPrefix string
+	DockerUser          string
+	TraefikContainer    string
+	// defaultCommandSet tells a command given by SAILTUI_DEFAULT_COMMAND from the built-in
+	// one, which differs by mode (this binary's path means nothing inside a container).
+	defaultCommandSet bool
 }
 
 // configVar documents one setting: the README's config table is this list.
@@ -43,7 +54,7 @@ type configVar struct {
 
 var configVars = []configVar{
 	{"SAILTUI_STATE_DIR", "--state-dir", "$XDG_DATA_HOME/sailtui", "where the embedded store, project directories, logs and archives live"},
-	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local (docker and kubernetes are later issues)"},
+	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local or docker (kubernetes is a later issue)"},
 	{"K8S_HIBERNATION_IDLE_MINUTES", "--idle (sweep)", "30", "minutes without activity before the sweep hibernates a project"},
 	{"SAILTUI_OP_TIMEOUT", "", "10m", "an operation silent this long is taken over (a holder on this host known dead at once)"},
 	{"SAILTUI_SWEEP_CONCURRENCY", "--concurrency (sweep)", "16", "projects hibernated at once by one sweep"},
@@ -57,6 +68,12 @@ var configVars = []configVar{
 	{"S3_ENDPOINT_URL", "", "", "S3-compatible endpoint (path-style addressing is then used)"},
 	{"S3_REGION", "", "us-east-1", "S3 region (AWS_REGION also works); credentials come from the standard AWS_* chain"},
 	{"SAILTUI_DEFAULT_COMMAND", "", "sailtui devserver --dir . --port \"$PORT\"", "what a container runs when neither it nor its TESSLATE.md names a command"},
+	{"DEVSERVER_IMAGE", "", docker.DefaultImage, "docker mode: the image every container runs"},
+	{"APP_DOMAIN", "", docker.DefaultAppDomain, "docker mode: Traefik routes <slug>-<container>.<APP_DOMAIN> to a container"},
+	{"SAILTUI_DOCKER_NETWORK_PREFIX", "", docker.DefaultNetworkPrefix, "docker mode: project networks are <prefix>-<slug>"},
+	{"SAILTUI_DOCKER_USER", "", "1000:1000 (as root), else your uid:gid", "docker mode: the non-root uid:gid containers run as"},
+	{"SAILTUI_TRAEFIK_CONTAINER", "", "", "docker mode: the Traefik container, connected to every project network"},
+	{"USE_DOCKER_VOLUMES", "", "false", "docker mode: named volumes instead of host directories (not supported yet)"},
 }
 
 func defaultConfig() config {
@@ -85,6 +102,21 @@ func (c *config) fromEnv() error {
 	str("SAILTUI_SKIN", &c.Skin)
 	str("S3_PROJECTS_PREFIX", &c.ObjectPrefix)
 	str("SAILTUI_DEFAULT_COMMAND", &c.DefaultCommand)
+	c.defaultCommandSet = os.Getenv("SAILTUI_DEFAULT_COMMAND") != ""
+	str("DEVSERVER_IMAGE", &c.DevserverImage)
+	str("APP_DOMAIN", &c.AppDomain)
+	str("SAILTUI_DOCKER_NETWORK_PREFIX", &c.DockerNetworkPrefix)
+	str("SAILTUI_DOCKER_USER", &c.DockerUser)
+	str("SAILTUI_TRAEFIK_CONTAINER", &c.TraefikContainer)
+	if v := os.Getenv("USE_DOCKER_VOLUMES"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("USE_DOCKER_VOLUMES=%q: want true or false", v)
+		}
+		if b {
+			return fmt.Errorf("USE_DOCKER_VOLUMES=true: named volumes are not supported yet; docker mode keeps project files in host directories")
+		}
+	}
 	str("DATABASE_URL", &c.DatabaseURL)
 	if v := os.Getenv("SAILTUI_DB_POOL_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -134,7 +166,7 @@ func (c *config) fromEnv() error {
 // bindGlobal registers the flags every command shares.
 func (c *config) bindGlobal(fs *pflag.FlagSet) {
 	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "state directory (env SAILTUI_STATE_DIR)")
-	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local (env DEPLOYMENT_MODE)")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local or docker (env DEPLOYMENT_MODE)")
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "output format: table or json")
 	fs.BoolVar(&c.ReadOnly, "readonly", c.ReadOnly, "refuse every action that changes something (env SAILTUI_READONLY)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL store (env DATABASE_URL); empty: embedded SQLite")
@@ -149,8 +181,14 @@ func (c *config) validate() error {
 	switch strings.ToLower(c.Mode) {
 	case "local", "":
 		c.Mode = "local"
-	case "docker", "kubernetes":
-		return fmt.Errorf("DEPLOYMENT_MODE=%s is not available in this build yet; use local", c.Mode)
+	case "docker":
+		c.Mode = "docker"
+		if !c.defaultCommandSet {
+			// The image has sailtui on its PATH; this binary's own path is not in a container.
+			c.DefaultCommand = dockerDefaultCommand
+		}
+	case "kubernetes":
+		return fmt.Errorf("DEPLOYMENT_MODE=%s is not available in this build yet; use local or docker", c.Mode)
 	default:
 		return fmt.Errorf("DEPLOYMENT_MODE=%q: want local, docker or kubernetes", c.Mode)
 	}
@@ -173,21 +211,27 @@ func configCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			current := map[string]string{
-				"SAILTUI_STATE_DIR":            a.cfg.StateDir,
-				"DEPLOYMENT_MODE":              a.cfg.Mode,
-				"K8S_HIBERNATION_IDLE_MINUTES": strconv.Itoa(int(a.cfg.IdleTimeout.Minutes())),
-				"SAILTUI_OP_TIMEOUT":           a.cfg.OpTimeout.String(),
-				"SAILTUI_SWEEP_CONCURRENCY":    strconv.Itoa(a.cfg.SweepConcurrency),
-				"SAILTUI_READONLY":             strconv.FormatBool(a.cfg.ReadOnly),
-				"SAILTUI_SKIN":                 a.cfg.Skin,
-				"S3_PROJECTS_PREFIX":           a.cfg.ObjectPrefix,
-				"SAILTUI_DEFAULT_COMMAND":      a.cfg.DefaultCommand,
-				"DATABASE_URL":                 redactDSN(a.cfg.DatabaseURL),
-				"SAILTUI_DB_POOL_SIZE":         strconv.Itoa(a.cfg.DBPoolSize),
-				"SAILTUI_DB_STATEMENT_TIMEOUT": a.cfg.DBStatementTimeout.String(),
-				"S3_BUCKET_NAME":               os.Getenv("S3_BUCKET_NAME"),
-				"S3_ENDPOINT_URL":              os.Getenv("S3_ENDPOINT_URL"),
-				"S3_REGION":                    os.Getenv("S3_REGION"),
+				"SAILTUI_STATE_DIR":             a.cfg.StateDir,
+				"DEPLOYMENT_MODE":               a.cfg.Mode,
+				"K8S_HIBERNATION_IDLE_MINUTES":  strconv.Itoa(int(a.cfg.IdleTimeout.Minutes())),
+				"SAILTUI_OP_TIMEOUT":            a.cfg.OpTimeout.String(),
+				"SAILTUI_SWEEP_CONCURRENCY":     strconv.Itoa(a.cfg.SweepConcurrency),
+				"SAILTUI_READONLY":              strconv.FormatBool(a.cfg.ReadOnly),
+				"SAILTUI_SKIN":                  a.cfg.Skin,
+				"S3_PROJECTS_PREFIX":            a.cfg.ObjectPrefix,
+				"SAILTUI_DEFAULT_COMMAND":       a.cfg.DefaultCommand,
+				"DATABASE_URL":                  redactDSN(a.cfg.DatabaseURL),
+				"SAILTUI_DB_POOL_SIZE":          strconv.Itoa(a.cfg.DBPoolSize),
+				"SAILTUI_DB_STATEMENT_TIMEOUT":  a.cfg.DBStatementTimeout.String(),
+				"S3_BUCKET_NAME":                os.Getenv("S3_BUCKET_NAME"),
+				"S3_ENDPOINT_URL":               os.Getenv("S3_ENDPOINT_URL"),
+				"S3_REGION":                     os.Getenv("S3_REGION"),
+				"DEVSERVER_IMAGE":               orDefault(a.cfg.DevserverImage, docker.DefaultImage),
+				"APP_DOMAIN":                    orDefault(a.cfg.AppDomain, docker.DefaultAppDomain),
+				"SAILTUI_DOCKER_NETWORK_PREFIX": orDefault(a.cfg.DockerNetworkPrefix, docker.DefaultNetworkPrefix),
+				"SAILTUI_DOCKER_USER":           a.cfg.DockerUser,
+				"SAILTUI_TRAEFIK_CONTAINER":     a.cfg.TraefikContainer,
+				"USE_DOCKER_VOLUMES":            "false",
 			}
 			type row struct {
 				Env     string `json:"env"`
@@ -209,6 +253,16 @@ func configCmd(a *app) *cobra.Command {
 		},
 	}
 }
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// dockerDefaultCommand is the default container command in docker mode: the image's devserver.
+const dockerDefaultCommand = `sailtui devserver --dir . --port "$PORT"`
 
 // redactDSN hides a password in a database URL (key=value DSNs are shown only as "set").
 func redactDSN(dsn string) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/local"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
@@ -32,18 +33,18 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	if err != nil {
 		return nil, err
 	}
-	rt, err := local.New(local.Config{
-		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
-		RunDir:      filepath.Join(cfg.StateDir, "run"),
-		LogDir:      filepath.Join(cfg.StateDir, "logs"),
-	})
+	rt, closeRuntime, err := openRuntime(cfg)
 	if err != nil {
 		closeStore()
-		return nil, fmt.Errorf("local runtime: %w", err)
+		return nil, err
+	}
+	closeAll := func() {
+		closeRuntime()
+		closeStore()
 	}
 	objects, err := openObjects(ctx, cfg)
 	if err != nil {
-		closeStore()
+		closeAll()
 		return nil, err
 	}
 	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
@@ -57,10 +58,45 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	}
 	eng, err := engine.New(ecfg)
 	if err != nil {
-		closeStore()
+		closeAll()
 		return nil, err
 	}
-	return &parts{eng: eng, store: store, close: closeStore}, nil
+	return &parts{eng: eng, store: store, close: closeAll}, nil
+}
+
+// storageRuntime is a runtime whose project storage is one host directory per project, which
+// the archive sandwich snapshots and restores.
+type storageRuntime interface {
+	engine.Runtime
+	archive.StorageDirs
+}
+
+// openRuntime selects the runtime of DEPLOYMENT_MODE.
+func openRuntime(cfg config) (storageRuntime, func(), error) {
+	if cfg.Mode == "docker" {
+		rt, err := docker.New(docker.Config{
+			ProjectsDir:   filepath.Join(cfg.StateDir, "users"),
+			StateDir:      cfg.StateDir,
+			Image:         cfg.DevserverImage,
+			AppDomain:     cfg.AppDomain,
+			NetworkPrefix: cfg.DockerNetworkPrefix,
+			User:          cfg.DockerUser,
+			Router:        cfg.TraefikContainer,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("docker runtime: %w", err)
+		}
+		return rt, func() { _ = rt.Close() }, nil
+	}
+	rt, err := local.New(local.Config{
+		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
+		RunDir:      filepath.Join(cfg.StateDir, "run"),
+		LogDir:      filepath.Join(cfg.StateDir, "logs"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("local runtime: %w", err)
+	}
+	return rt, func() {}, nil
 }
 
 // defaultCommand serves a container's directory with this binary's devserver when the container

@@ -1,0 +1,398 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
+)
+
+// service is everything a container is created from: the start record kept for the compose
+// file, and the input of the Engine API calls.
+type service struct {
+	Name          string            `json:"name"`
+	ContainerName string            `json:"container_name"`
+	Image         string            `json:"image"`
+	User          string            `json:"user"`
+	WorkingDir    string            `json:"working_dir"`
+	Command       string            `json:"command"`
+	Env           map[string]string `json:"env"`
+	Port          int               `json:"port"`
+	Labels        map[string]string `json:"labels"`
+	Source        string            `json:"source"`
+	Target        string            `json:"target"`
+	Network       string            `json:"network"`
+	PublishHost   string            `json:"publish_host"`
+}
+
+// StartContainer creates and starts the container's Docker container: spec.Command run by
+// `sh -c` as the runtime's user in /app/<directory>, the environment of spec.Env, c.Env and
+// the runtime's own PORT (spec.Port, else 3000), PROJECT_ID, CONTAINER_ID and CONTAINER_NAME,
+// spec.Port published on PublishHost at a port the engine picks. A running container is left
+// alone and its status returned; a stopped or exited one is replaced, so a changed spec
+// applies.
+func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	st, err := r.startContainer(ctx, p, c, spec)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return st, nil
+}
+
+func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	if err := engine.CheckContainerName(c.Name); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if strings.TrimSpace(spec.Command) == "" {
+		return engine.ContainerStatus{}, fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", engine.ErrBadInput)
+	}
+	if strings.IndexByte(spec.Command, 0) >= 0 {
+		return engine.ContainerStatus{}, fmt.Errorf("startup command contains a NUL byte: %w", engine.ErrBadInput)
+	}
+	dir, err := r.projectDir(p)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if err := r.fixOwnership(ctx, dir); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	cdir, err := hostfs.CleanRel(c.Directory)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("container directory: %w", err)
+	}
+	work, err := r.tree(dir).Dir(cdir)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	name := r.containerName(p, c)
+	ins, err := r.inspect(ctx, name)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if ins != nil {
+		if err := r.owns(p, ins); err != nil {
+			return engine.ContainerStatus{}, err
+		}
+		if ins.State != nil && ins.State.Running {
+			return r.status(p, c, ins), nil
+		}
+		if err := r.remove(ctx, ins.ID); err != nil {
+			return engine.ContainerStatus{}, err
+		}
+	}
+	netID, err := r.ensureNetwork(ctx, p)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	svc, err := r.service(p, c, spec, dir, work)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if err := r.saveService(p, svc); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	created, err := r.create(ctx, svc, netID)
+	if cerrdefs.IsConflict(err) {
+		// Another start of the same container won the race: it is that one's to start.
+		if ins, ierr := r.inspect(ctx, name); ierr == nil && ins != nil {
+			return r.status(p, c, ins), nil
+		}
+	}
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
+		_ = r.remove(context.WithoutCancel(ctx), created)
+		return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
+	}
+	ins, err = r.inspect(ctx, name)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	return r.status(p, c, ins), nil
+}
+
+// service resolves what container c is created from.
+func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.StartSpec, dir, work string) (service, error) {
+	port := spec.Port
+	if port <= 0 {
+		port = DefaultPort
+	}
+	if port > 65535 {
+		return service{}, fmt.Errorf("port %d out of range 1-65535: %w", port, engine.ErrBadInput)
+	}
+	name := r.containerName(p, c)
+	env := map[string]string{}
+	maps.Copy(env, spec.Env)
+	maps.Copy(env, c.Env)
+	maps.Copy(env, map[string]string{
+		"PORT":           strconv.Itoa(port),
+		"PROJECT_ID":     p.ID,
+		"PROJECT_SLUG":   p.Slug,
+		"CONTAINER_ID":   name,
+		"CONTAINER_NAME": c.Name,
+	})
+	if _, err := envList(env); err != nil {
+		return service{}, err
+	}
+	labels := r.baseLabels(p)
+	router := name
+	maps.Copy(labels, map[string]string{
+		LabelContainer:           c.Name,
+		composeService:           c.Name,
+		composeOneoff:            "False",
+		composeNumber:            "1",
+		composeWorkingDir:        r.composeDir(),
+		composeConfig:            r.ComposeFile(p),
+		composeVersion:           composeVersionValue,
+		"traefik.enable":         "true",
+		"traefik.docker.network": r.networkName(p),
+		"traefik.http.routers." + router + ".rule":                      "Host(`" + r.routeHost(p, c) + "`)",
+		"traefik.http.routers." + router + ".service":                   router,
+		"traefik.http.services." + router + ".loadbalancer.server.port": strconv.Itoa(port),
+	})
+	return service{
+		Name:          c.Name,
+		ContainerName: name,
+		Image:         r.cfg.Image,
+		User:          r.cfg.User,
+		WorkingDir:    path.Join(r.cfg.MountPath, work),
+		Command:       spec.Command,
+		Env:           env,
+		Port:          port,
+		Labels:        labels,
+		Source:        dir,
+		Target:        r.cfg.MountPath,
+		Network:       r.networkName(p),
+		PublishHost:   r.cfg.PublishHost,
+	}, nil
+}
+
+// create makes the Docker container of svc on network netID and returns its id.
+func (r *Runtime) create(ctx context.Context, svc service, netID string) (string, error) {
+	env, err := envList(svc.Env)
+	if err != nil {
+		return "", err
+	}
+	port, err := network.ParsePort(strconv.Itoa(svc.Port) + "/tcp")
+	if err != nil {
+		return "", fmt.Errorf("port %d: %w", svc.Port, err)
+	}
+	stop := int(r.cfg.StopTimeout.Round(time.Second) / time.Second)
+	init := true
+	res, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name: svc.ContainerName,
+		Config: &container.Config{
+			Image:        svc.Image,
+			User:         svc.User,
+			Env:          env,
+			WorkingDir:   svc.WorkingDir,
+			Entrypoint:   []string{"sh", "-c", svc.Command},
+			Cmd:          []string{},
+			ExposedPorts: network.PortSet{port: {}},
+			Labels:       svc.Labels,
+			StopTimeout:  &stop,
+		},
+		HostConfig: &container.HostConfig{
+			Mounts:       []mount.Mount{{Type: mount.TypeBind, Source: svc.Source, Target: svc.Target}},
+			NetworkMode:  container.NetworkMode(netID),
+			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: ""}}},
+			// An init reaps what a dev server's scripts leave behind and passes the stop signal on.
+			Init:      &init,
+			LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "3"}},
+		},
+		NetworkingConfig: &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
+			netID: {Aliases: []string{svc.Name}},
+		}},
+	})
+	if err != nil {
+		return "", fmt.Errorf("create container %s from image %s: %w", svc.ContainerName, svc.Image, err)
+	}
+	return res.ID, nil
+}
+
+// envList turns an environment map into KEY=value entries, sorted, refusing what the kernel or
+// the engine would (an empty key, "=" in a key, NUL bytes).
+func envList(m map[string]string) ([]string, error) {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.IndexByte(v, 0) >= 0 {
+			return nil, fmt.Errorf("environment variable %q is not valid: %w", k, engine.ErrBadInput)
+		}
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// fixOwnership gives a project tree that this process (root) made, such as a restored
+// snapshot, to the container user, so the containers can change their own files. A tree whose
+// root already belongs to that user is taken as done: everything the runtime writes is given
+// to it as it is written.
+func (r *Runtime) fixOwnership(ctx context.Context, dir string) error {
+	if !r.chown {
+		return nil
+	}
+	ok, err := hostfs.OwnedBy(dir, r.owner)
+	if err != nil {
+		return fmt.Errorf("project directory: %w", notFound(err))
+	}
+	if ok {
+		return nil
+	}
+	// The root last, so an interrupted walk is done again next time.
+	if err := hostfs.ChownAll(ctx, dir, hostfs.Owner{UID: r.owner.UID, GID: r.owner.GID}); err != nil {
+		return fmt.Errorf("give the project files to the container user: %w", err)
+	}
+	return nil
+}
+
+// inspect finds a container by name; nil when there is none.
+func (r *Runtime) inspect(ctx context.Context, name string) (*container.InspectResponse, error) {
+	res, err := r.cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
+	if cerrdefs.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inspect container %s: %w", name, err)
+	}
+	return &res.Container, nil
+}
+
+// owns refuses a container of the right name that belongs to another project (one of another
+// sailtui, or a deleted project whose slug was taken again).
+func (r *Runtime) owns(p engine.Project, ins *container.InspectResponse) error {
+	if ins.Config == nil || ins.Config.Labels[LabelProjectID] != p.ID {
+		return fmt.Errorf("a Docker container named %s exists and is not this project's; remove it (docker rm -f %s): %w",
+			strings.TrimPrefix(ins.Name, "/"), strings.TrimPrefix(ins.Name, "/"), engine.ErrExists)
+	}
+	return nil
+}
+
+func (r *Runtime) remove(ctx context.Context, id string) error {
+	_, err := r.cli.ContainerRemove(ctx, id, client.ContainerRemoveOptions{Force: true})
+	if err != nil && !cerrdefs.IsNotFound(err) && !strings.Contains(err.Error(), "already in progress") {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	return nil
+}
+
+// projectContainers lists every Docker container of the project, running or not.
+func (r *Runtime) projectContainers(ctx context.Context, p engine.Project) ([]container.Summary, error) {
+	res, err := r.cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: client.Filters{}.Add("label", LabelProjectID+"="+p.ID),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	return res.Items, nil
+}
+
+// StopContainer stops the container (SIGTERM, then SIGKILL after StopTimeout) and removes it;
+// its files stay. Stopping a container that is not there is not an error.
+func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	if err := r.stopContainer(ctx, p, c); err != nil {
+		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return nil
+}
+
+func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return err
+	}
+	ins, err := r.inspect(ctx, r.containerName(p, c))
+	if err != nil || ins == nil {
+		return err
+	}
+	if r.owns(p, ins) != nil {
+		return nil // not ours to stop
+	}
+	if ins.State != nil && ins.State.Running {
+		timeout := int(r.cfg.StopTimeout.Round(time.Second) / time.Second)
+		if _, err := r.cli.ContainerStop(ctx, ins.ID, client.ContainerStopOptions{Timeout: &timeout}); err != nil && !cerrdefs.IsNotFound(err) {
+			return fmt.Errorf("stop container %s: %w", r.containerName(p, c), err)
+		}
+	}
+	return r.remove(ctx, ins.ID)
+}
+
+// ContainerStatus reports the container as the engine sees it: running (with its published
+// port and URLs), exited (with its exit code), or stopped when there is no container.
+func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s: %w", c.Name, err)
+	}
+	ins, err := r.inspect(ctx, r.containerName(p, c))
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return r.status(p, c, ins), nil
+}
+
+func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.InspectResponse) engine.ContainerStatus {
+	st := engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}
+	if ins == nil || ins.State == nil {
+		return st
+	}
+	if err := r.owns(p, ins); err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	s := ins.State
+	switch {
+	case s.Restarting:
+		st.State = engine.ContainerStarting
+	case s.Running && !s.Paused:
+		st.State = engine.ContainerRunning
+		st.PID = s.Pid
+		if t, err := time.Parse(time.RFC3339Nano, s.StartedAt); err == nil {
+			st.StartedAt = t
+		}
+		st.HostPort = hostPort(ins)
+		if st.HostPort > 0 {
+			st.LocalURL = r.localURL(st.HostPort)
+		}
+		if r.cfg.DirectURLs {
+			st.URL = st.LocalURL
+		} else {
+			st.URL = "http://" + r.routeHost(p, c) + "/"
+		}
+	case s.Paused:
+		st.Detail = "paused"
+	case s.Status == container.StateExited || s.Status == container.StateDead:
+		st.State = engine.ContainerExited
+		st.ExitCode = s.ExitCode
+		st.Detail = s.Error
+	}
+	return st
+}
+
+// hostPort is the host port the container's port is published on (0 when not yet bound).
+func hostPort(ins *container.InspectResponse) int {
+	if ins.NetworkSettings == nil {
+		return 0
+	}
+	for _, bs := range ins.NetworkSettings.Ports {
+		for _, b := range bs {
+			if n, err := strconv.Atoi(b.HostPort); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,323 @@
+// Package dockertest gives tests the Docker Engine of this machine and an image to run on it.
+// Nothing can be pulled here, so the image is built locally: FROM scratch, with a static sailtui
+// (its devserver subcommand serves HTTP) and a static busybox (Debian's busybox-static) for sh
+// and the few tools the Runtime contract's scripts use.
+//
+// A test that cannot reach the daemon or build the image fails, loudly: it never skips.
+package dockertest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/types/build"
+	"github.com/moby/moby/client"
+)
+
+// Label marks everything the tests create: the image with "image", containers and networks
+// with the value a test got from Token, so its cleanup removes exactly its own.
+const Label = "sailtui.test"
+
+// ImageRepo is the test image's repository; its tag is the content hash of what went in.
+const ImageRepo = "sailtui-test-devserver"
+
+// UID and GID are the test image's non-root user ("dev", home /home/dev).
+const (
+	UID = 1000
+	GID = 1000
+)
+
+// Applets are the busybox commands linked into the image's /bin. A static glibc cannot use
+// the system's name service (busybox's wget crashes on it): nslookup and nc do without (Fetch).
+var Applets = []string{
+	"sh", "ls", "cat", "echo", "sleep", "mkdir", "rm", "pwd", "env", "head", "tail", "cut", "yes",
+	"ln", "nc", "true", "false", "id", "test", "[", "printf", "grep", "tr", "kill", "ps",
+	"sed", "nslookup", "touch", "chmod", "mv", "cp", "wc", "sort", "tee", "date", "timeout", "xargs",
+}
+
+// Fetch is a shell snippet for the test image that GETs http://$1:$2$3 and prints the body of
+// a 200 answer; it fails when the name does not resolve, nothing answers or the status is not 200.
+const Fetch = `case "$1" in
+*[!0-9.]*) ip=$(nslookup "$1" 2>/dev/null | sed -n 's/^Address: //p' | tail -n 1) ;;
+*) ip=$1 ;;
+esac
+[ -n "$ip" ] || { echo "cannot resolve $1" >&2; exit 2; }
+resp=$(printf 'GET %s HTTP/1.0\r\n\r\n' "$3" | nc -w 3 "$ip" "$2") || exit 3
+case "$resp" in "HTTP/1.0 200"*) ;; *) echo "no 200 from $1: $resp" >&2; exit 4;; esac
+printf '%s\n' "$resp" | sed '1,/^\r$/d'`
+
+// Client connects to the daemon the environment names (DOCKER_HOST, else the local socket),
+// negotiating the API version, and fails the test when the daemon does not answer.
+func Client(t testing.TB) *client.Client {
+	t.Helper()
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	t.Cleanup(func() { _ = cli.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
+		t.Fatalf("the Docker Engine is needed for this test and does not answer (%v): start dockerd, or point DOCKER_HOST at one", err)
+	}
+	return cli
+}
+
+// Token returns a fresh value for Label and registers a cleanup that removes every container
+// and network carrying it.
+func Token(t testing.TB, cli *client.Client) string {
+	t.Helper()
+	b := make([]byte, 5)
+	_, _ = rand.Read(b)
+	tok := "t" + hex.EncodeToString(b)
+	t.Cleanup(func() { RemoveLabelled(t, cli, Label+"="+tok) })
+	return tok
+}
+
+// RemoveLabelled force-removes every container, then every network, with the label filter
+// (key=value); failures are test errors, so nothing is left behind unnoticed.
+func RemoveLabelled(t testing.TB, cli *client.Client, label string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := client.Filters{}.Add("label", label)
+	cs, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f})
+	if err != nil {
+		t.Errorf("cleanup: list containers %s: %v", label, err)
+		return
+	}
+	for _, c := range cs.Items {
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			t.Errorf("cleanup: remove container %v: %v", c.Names, err)
+		}
+	}
+	ns, err := cli.NetworkList(ctx, client.NetworkListOptions{Filters: f})
+	if err != nil {
+		t.Errorf("cleanup: list networks %s: %v", label, err)
+		return
+	}
+	for _, n := range ns.Items {
+		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
+			t.Errorf("cleanup: remove network %s: %v", n.Name, err)
+		}
+	}
+}
+
+var (
+	imageMu  sync.Mutex
+	imageRef string
+)
+
+// Image returns the test image, building it when no image of the same content exists yet.
+// Its tag is the hash of everything in it, so repeated runs reuse it and a changed sailtui gets
+// a new one; older test images are removed when a new one is built.
+func Image(t testing.TB, cli *client.Client) string {
+	t.Helper()
+	imageMu.Lock()
+	defer imageMu.Unlock()
+	if imageRef != "" {
+		return imageRef
+	}
+	ctxTar, sum, err := buildContext(t)
+	if err != nil {
+		t.Fatalf("test image: %v", err)
+	}
+	ref := ImageRepo + ":" + sum[:16]
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := cli.ImageInspect(ctx, ref); err == nil {
+		imageRef = ref
+		return ref
+	} else if !cerrdefs.IsNotFound(err) {
+		t.Fatalf("test image: inspect %s: %v", ref, err)
+	}
+	res, err := cli.ImageBuild(ctx, bytes.NewReader(ctxTar), client.ImageBuildOptions{
+		Tags:        []string{ref},
+		Remove:      true,
+		ForceRemove: true,
+		Labels:      map[string]string{Label: "image"},
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		t.Fatalf("test image: build %s: %v", ref, err)
+	}
+	defer res.Body.Close()
+	if err := buildResult(res.Body); err != nil {
+		t.Fatalf("test image: build %s: %v", ref, err)
+	}
+	removeOldImages(ctx, cli, ref)
+	imageRef = ref
+	return ref
+}
+
+// buildResult reads the build's JSON message stream to its end and returns the first error
+// it reports.
+func buildResult(r io.Reader) error {
+	dec := json.NewDecoder(r)
+	var log strings.Builder
+	for {
+		var msg struct {
+			Stream string `json:"stream"`
+			Error  string `json:"error"`
+		}
+		if err := dec.Decode(&msg); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("read build output: %w", err)
+		}
+		log.WriteString(msg.Stream)
+		if msg.Error != "" {
+			return fmt.Errorf("%s\n%s", msg.Error, log.String())
+		}
+	}
+}
+
+func removeOldImages(ctx context.Context, cli *client.Client, keep string) {
+	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("label", Label+"=image")})
+	if err != nil {
+		return
+	}
+	for _, img := range imgs.Items {
+		old := true
+		for _, tag := range img.RepoTags {
+			if tag == keep {
+				old = false
+			}
+		}
+		if old {
+			// Not forced: an image another test run still uses stays until its next build.
+			_, _ = cli.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
+		}
+	}
+}
+
+// buildContext makes the image's build context (a tar) and the hash that names it.
+func buildContext(t testing.TB) ([]byte, string, error) {
+	busybox, err := staticBusybox()
+	if err != nil {
+		return nil, "", err
+	}
+	sailtui, err := buildSailtui(t)
+	if err != nil {
+		return nil, "", err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	now := time.Unix(0, 0)
+	add := func(h *tar.Header, body []byte) error {
+		h.ModTime = now
+		if h.Typeflag == tar.TypeReg {
+			h.Size = int64(len(body))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		_, err := tw.Write(body)
+		return err
+	}
+	dockerfile := `FROM scratch
+COPY rootfs/ /
+COPY --chown=1000:1000 home/ /home/
+ENV PATH=/bin
+`
+	passwd := "root:x:0:0:root:/root:/bin/sh\ndev:x:1000:1000:dev:/home/dev:/bin/sh\n"
+	group := "root:x:0:\ndev:x:1000:\n"
+	entries := []struct {
+		h    tar.Header
+		body []byte
+	}{
+		{tar.Header{Name: "Dockerfile", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(dockerfile)},
+		{tar.Header{Name: "rootfs/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "rootfs/bin/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "rootfs/bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755}, busybox},
+		{tar.Header{Name: "rootfs/bin/sailtui", Typeflag: tar.TypeReg, Mode: 0o755}, sailtui},
+		{tar.Header{Name: "rootfs/etc/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "rootfs/etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(passwd)},
+		{tar.Header{Name: "rootfs/etc/group", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(group)},
+		{tar.Header{Name: "rootfs/tmp/", Typeflag: tar.TypeDir, Mode: 0o1777}, nil},
+		{tar.Header{Name: "home/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+		{tar.Header{Name: "home/dev/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
+	}
+	for _, a := range Applets {
+		entries = append(entries, struct {
+			h    tar.Header
+			body []byte
+		}{tar.Header{Name: "rootfs/bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}, nil})
+	}
+	h := sha256.New()
+	for _, e := range entries {
+		if err := add(&e.h, e.body); err != nil {
+			return nil, "", fmt.Errorf("build context: %w", err)
+		}
+		fmt.Fprintf(h, "%s %o %s %d\n", e.h.Name, e.h.Mode, e.h.Linkname, len(e.body))
+		h.Write(e.body)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, "", fmt.Errorf("build context: %w", err)
+	}
+	return buf.Bytes(), hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// staticBusybox reads the busybox to put in the image: SAILTUI_TEST_BUSYBOX, else the one
+// Debian's busybox-static installs. A dynamically linked one would not run in a scratch image.
+func staticBusybox() ([]byte, error) {
+	cands := []string{"/bin/busybox", "/usr/bin/busybox"}
+	if p := os.Getenv("SAILTUI_TEST_BUSYBOX"); p != "" {
+		cands = []string{p}
+	}
+	for _, p := range cands {
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		static := true
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_INTERP {
+				static = false
+			}
+		}
+		_ = f.Close()
+		if static {
+			return os.ReadFile(p)
+		}
+	}
+	return nil, fmt.Errorf("no statically linked busybox at %s: install Debian's busybox-static (apt-get install busybox-static) or set SAILTUI_TEST_BUSYBOX", strings.Join(cands, " or "))
+}
+
+// buildSailtui builds a static sailtui from this module's source.
+func buildSailtui(t testing.TB) ([]byte, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return nil, fmt.Errorf("find the module: go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return nil, errors.New("find the module: not inside the sailtui module")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sailtui")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/sailtui")
+	cmd.Dir = filepath.Dir(gomod)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("build a static sailtui: %w\n%s", err, out)
+	}
+	return os.ReadFile(bin)
+}

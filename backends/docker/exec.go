@@ -1,0 +1,285 @@
+package docker
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/client"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
+)
+
+// Exit codes of Exec that do not come from the command itself; they follow the shell and
+// timeout(1), as the local runtime's do.
+const (
+	ExitTimedOut = 124
+	ExitNotFound = 127
+)
+
+// execMarker is the variable every exec carries, with a value of its own: the engine has no
+// call to kill an exec, so a timeout finds the command and all it started by this variable in
+// /proc and kills them from a second exec. A process group would not do: a command may start
+// a session of its own.
+const execMarker = "SAILTUI_EXEC"
+
+// killScript kills, as the container user, every process of the container whose environment
+// holds $1 (execMarker=token), until none is left.
+const killScript = `want="$1"; me=$$; n=0
+while :; do
+	found=
+	for d in /proc/[0-9]*; do
+		p=${d#/proc/}
+		[ "$p" = "$me" ] && continue
+		if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$want"; then
+			kill -9 "$p" 2>/dev/null && found=1
+		fi
+	done
+	[ -z "$found" ] && exit 0
+	n=$((n+1)); [ "$n" -ge 50 ] && exit 1
+	sleep 0.1
+done`
+
+// Exec runs req.Argv through the Engine API in the running container, as the container user,
+// in the container's directory joined with req.Dir (which must stay inside the project), with
+// the container's environment and req.Env on top. argv goes to the program as given: it is
+// run by `exec "$@"` of the image's sh, so a missing program gives 127 as in a shell.
+//
+//   - A command that exits with status n gives ExitCode n and a nil error.
+//   - req.Timeout, when set, kills the command and every process it started: TimedOut is set,
+//     ExitCode is 124.
+//   - ctx ending kills them too, and returns ctx's error.
+//   - stdout and stderr are each capped at req.MaxOutput (DefaultMaxOutput when <= 0); output
+//     past the cap is read and dropped, and Truncated set.
+//
+// A container that is not running gives an error wrapping engine.ErrBadState.
+func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	res, err := r.exec(ctx, p, c, req)
+	if err != nil {
+		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return res, nil
+}
+
+func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	if len(req.Argv) == 0 || req.Argv[0] == "" {
+		return engine.ExecResult{}, fmt.Errorf("no command given: %w", engine.ErrBadInput)
+	}
+	for _, a := range req.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return engine.ExecResult{}, fmt.Errorf("argument %q contains a NUL byte: %w", a, engine.ErrBadInput)
+		}
+	}
+	if err := engine.CheckContainerName(c.Name); err != nil {
+		return engine.ExecResult{}, err
+	}
+	dir, err := r.projectDir(p)
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	cdir, err := hostfs.CleanRel(c.Directory)
+	if err != nil {
+		return engine.ExecResult{}, fmt.Errorf("container directory: %w", err)
+	}
+	sub, err := hostfs.CleanRel(req.Dir)
+	if err != nil {
+		return engine.ExecResult{}, fmt.Errorf("working directory: %w", err)
+	}
+	work, err := r.tree(dir).Dir(path.Join(cdir, sub))
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	tok := make([]byte, 12)
+	_, _ = rand.Read(tok)
+	marker := execMarker + "=" + hex.EncodeToString(tok)
+	envm := map[string]string{}
+	for k, v := range req.Env {
+		envm[k] = v
+	}
+	env, err := envList(envm)
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	env = append(env, marker)
+
+	name := r.containerName(p, c)
+	ins, err := r.inspect(ctx, name)
+	if err != nil {
+		return engine.ExecResult{}, err
+	}
+	if ins == nil || ins.State == nil || !ins.State.Running {
+		return engine.ExecResult{}, fmt.Errorf("container %s is not running; start it first: %w", name, engine.ErrBadState)
+	}
+	if err := r.owns(p, ins); err != nil {
+		return engine.ExecResult{}, err
+	}
+
+	limit := req.MaxOutput
+	if limit <= 0 {
+		limit = DefaultMaxOutput
+	}
+	stdout, stderr := &capped{max: limit}, &capped{max: limit}
+	result := func(code int, timedOut bool) engine.ExecResult {
+		return engine.ExecResult{
+			Stdout:    stdout.buf.Bytes(),
+			Stderr:    stderr.buf.Bytes(),
+			ExitCode:  code,
+			TimedOut:  timedOut,
+			Truncated: stdout.truncated || stderr.truncated,
+		}
+	}
+	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
+		User:         r.cfg.User,
+		AttachStdin:  req.Stdin != nil,
+		AttachStdout: true,
+		AttachStderr: true,
+		Env:          env,
+		WorkingDir:   path.Join(r.cfg.MountPath, work),
+		Cmd:          append([]string{"sh", "-c", `exec "$@"`, "sh"}, req.Argv...),
+	})
+	if err != nil {
+		return engine.ExecResult{}, fmt.Errorf("create exec: %w", err)
+	}
+	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return engine.ExecResult{}, fmt.Errorf("start exec: %w", err)
+	}
+	defer att.Close()
+	if req.Stdin != nil {
+		go func() {
+			_, _ = att.Conn.Write(req.Stdin)
+			_ = att.CloseWrite()
+		}()
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
+		done <- err
+	}()
+
+	var timeout <-chan time.Time
+	if req.Timeout > 0 {
+		t := time.NewTimer(req.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	kill := func() error {
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		err := r.killExec(kctx, ins.ID, marker)
+		// The streams end once the command and whatever held them are gone; a process that
+		// escaped the kill must not hang the caller.
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			att.Close()
+			<-done
+		}
+		return err
+	}
+	select {
+	case err = <-done:
+	case <-timeout:
+		select {
+		case err = <-done: // finished as the timer fired: not killed, not timed out
+		default:
+			if kerr := kill(); kerr != nil {
+				return result(ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
+			}
+			return result(ExitTimedOut, true), nil
+		}
+	case <-ctx.Done():
+		_ = kill()
+		return result(-1, false), ctx.Err()
+	}
+	if err != nil {
+		return result(-1, false), fmt.Errorf("read exec output: %w", err)
+	}
+	code, err := r.execExitCode(ctx, created.ID)
+	if err != nil {
+		return result(-1, false), err
+	}
+	return result(code, false), nil
+}
+
+// execExitCode waits for the engine to see the exec's end (its streams close a moment before)
+// and returns its exit code.
+func (r *Runtime) execExitCode(ctx context.Context, id string) (int, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ins, err := r.cli.ExecInspect(ctx, id, client.ExecInspectOptions{})
+		if err != nil {
+			return -1, fmt.Errorf("inspect exec: %w", err)
+		}
+		if !ins.Running {
+			return ins.ExitCode, nil
+		}
+		if time.Now().After(deadline) {
+			return -1, errors.New("inspect exec: still running after its output ended")
+		}
+		select {
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// killExec kills every process of the container carrying marker in its environment.
+func (r *Runtime) killExec(ctx context.Context, containerID, marker string) error {
+	created, err := r.cli.ExecCreate(ctx, containerID, client.ExecCreateOptions{
+		User:         r.cfg.User,
+		AttachStdout: true,
+		AttachStderr: true,
+		Cmd:          []string{"sh", "-c", killScript, "sh", marker},
+	})
+	if err != nil {
+		return fmt.Errorf("create kill exec: %w", err)
+	}
+	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	if err != nil {
+		return fmt.Errorf("start kill exec: %w", err)
+	}
+	defer att.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, att.Reader); err != nil {
+		return fmt.Errorf("kill exec: %w", err)
+	}
+	code, err := r.execExitCode(ctx, created.ID)
+	if err != nil {
+		return err
+	}
+	if code != 0 {
+		return fmt.Errorf("kill exec exited %d: %s", code, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// capped keeps the first max bytes written to it and drops the rest, so a chatty command is
+// never blocked and never fills memory.
+type capped struct {
+	buf       bytes.Buffer
+	max       int
+	truncated bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	room := c.max - c.buf.Len()
+	if len(p) > room {
+		c.truncated = true
+		if room > 0 {
+			c.buf.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	c.buf.Write(p)
+	return len(p), nil
+}

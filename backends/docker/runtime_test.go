@@ -1,0 +1,58 @@
+package docker
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+
+	"github.com/sailtui/sailtui/backends/docker/dockertest"
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/runtimetest"
+)
+
+// serveCommand is the contract's static file server: the image's sailtui devserver.
+const serveCommand = `exec sailtui devserver --dir . --port "$PORT"`
+
+// testConfig is a runtime configuration on fresh directories whose containers and networks
+// carry a label of the test's own, so its cleanup removes them whatever happened.
+func testConfig(t *testing.T, cli *client.Client) Config {
+	t.Helper()
+	tok := dockertest.Token(t, cli)
+	base := t.TempDir()
+	return Config{
+		Client:        cli,
+		ProjectsDir:   filepath.Join(base, "users"),
+		StateDir:      filepath.Join(base, "state"),
+		Image:         dockertest.Image(t, cli),
+		NetworkPrefix: "sailtui-" + tok,
+		Labels:        map[string]string{dockertest.Label: tok},
+		StopTimeout:   2 * time.Second,
+		DirectURLs:    true,
+	}
+}
+
+func newTestRuntime(t *testing.T, cfg Config) *Runtime {
+	t.Helper()
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func TestContract(t *testing.T) {
+	cli := dockertest.Client(t)
+	runtimetest.Run(t, runtimetest.Harness{
+		New: func(t *testing.T) engine.Runtime {
+			cfg := testConfig(t, cli)
+			// The contract writes a file beside the project from inside a container; / is
+			// root's in any image, so the project is mounted where the user may write beside it.
+			cfg.MountPath = "/home/dev/app"
+			return newTestRuntime(t, cfg)
+		},
+		ServeCommand: serveCommand,
+	})
+}
