@@ -78,6 +78,14 @@ func TestSweepQueriesUseIndexes(t *testing.T) {
 		{"HeldProjects", `SELECT ` + projectCols + ` FROM projects WHERE op_id <> '' ORDER BY op_heartbeat, id`, "projects_held", nil},
 	} {
 		plan := explain(t, s, tc.query, tc.args...)
+		if tc.index == "projects_held" {
+			// Held projects are few and unlimited: the planner may fairly pick a bitmap scan
+			// and sort them; what matters is that it never reads the whole fleet.
+			if !strings.Contains(plan, "projects_held") || strings.Contains(plan, "Seq Scan") {
+				t.Errorf("%s: plan does not use %s:\n%s", tc.name, tc.index, plan)
+			}
+			continue
+		}
 		if !strings.Contains(plan, "Index Scan using "+tc.index) || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Sort") {
 			t.Errorf("%s: plan does not read %s in order:\n%s", tc.name, tc.index, plan)
 		}
