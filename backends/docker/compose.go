@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // ComposeDirName is the directory of StateDir holding the generated compose files.
@@ -45,7 +46,7 @@ func (r *Runtime) saveService(p engine.Project, svc service) error {
 	if err != nil {
 		return fmt.Errorf("record container: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, svc.Name+".json"), append(b, '\n'), 0o600); err != nil {
+	if err := hostfs.WriteFileAtomic(filepath.Join(dir, svc.Name+".json"), append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("record container: %w", err)
 	}
 	svcs, err := r.loadServices(p)
@@ -55,7 +56,7 @@ func (r *Runtime) saveService(p engine.Project, svc service) error {
 	if err := os.MkdirAll(r.composeDir(), 0o700); err != nil {
 		return fmt.Errorf("write compose file: %w", err)
 	}
-	if err := writeFileAtomic(r.ComposeFile(p), []byte(composeYAML(p, r.networkName(p), svcs)), 0o600); err != nil {
+	if err := hostfs.WriteFileAtomic(r.ComposeFile(p), []byte(composeYAML(p, r.networkName(p), svcs)), 0o600); err != nil {
 		return fmt.Errorf("write compose file: %w", err)
 	}
 	return nil
@@ -144,31 +145,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(ks)
 	return ks
-}
-
-// writeFileAtomic replaces path with data so that a reader sees the old or the new content,
-// never a partial file.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -126,14 +127,14 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if limit <= 0 {
 		limit = DefaultMaxOutput
 	}
-	stdout, stderr := &capped{max: limit}, &capped{max: limit}
+	stdout, stderr := &capped.Buffer{Max: limit}, &capped.Buffer{Max: limit}
 	result := func(code int, timedOut bool) engine.ExecResult {
 		return engine.ExecResult{
-			Stdout:    stdout.buf.Bytes(),
-			Stderr:    stderr.buf.Bytes(),
+			Stdout:    stdout.Bytes(),
+			Stderr:    stderr.Bytes(),
 			ExitCode:  code,
 			TimedOut:  timedOut,
-			Truncated: stdout.truncated || stderr.truncated,
+			Truncated: stdout.Truncated || stderr.Truncated,
 		}
 	}
 	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
@@ -261,25 +262,4 @@ func (r *Runtime) killExec(ctx context.Context, containerID, marker string) erro
 		return fmt.Errorf("kill exec exited %d: %s", code, strings.TrimSpace(out.String()))
 	}
 	return nil
-}
-
-// capped keeps the first max bytes written to it and drops the rest, so a chatty command is
-// never blocked and never fills memory.
-type capped struct {
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - c.buf.Len()
-	if len(p) > room {
-		c.truncated = true
-		if room > 0 {
-			c.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
 }

@@ -396,16 +396,7 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("project exists: %w", err)
 	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("project exists %s: %w", p.Slug, err)
-	case !fi.IsDir():
-		return false, fmt.Errorf("project %s: %s is not a directory", p.Slug, dir)
-	}
-	return true, nil
+	return hostfs.ProjectDirExists(p.Slug, dir)
 }
 
 // StopProject stops (removes) the containers in cs and any other container of the project, so

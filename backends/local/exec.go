@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // Exit codes of Exec that do not come from the command itself. They follow the shell and
@@ -62,7 +64,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 			return engine.ExecResult{}, fmt.Errorf("argument %q contains a NUL byte: %w", a, engine.ErrBadInput)
 		}
 	}
-	if err := checkName("container name", c.Name); err != nil {
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return engine.ExecResult{}, err
 	}
 	if !supported {
@@ -92,14 +94,14 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if limit <= 0 {
 		limit = DefaultMaxOutput
 	}
-	stdout, stderr := &capped{max: limit}, &capped{max: limit}
+	stdout, stderr := &capped.Buffer{Max: limit}, &capped.Buffer{Max: limit}
 	result := func(code int, timedOut bool) engine.ExecResult {
 		return engine.ExecResult{
-			Stdout:    stdout.buf.Bytes(),
-			Stderr:    stderr.buf.Bytes(),
+			Stdout:    stdout.Bytes(),
+			Stderr:    stderr.Bytes(),
 			ExitCode:  code,
 			TimedOut:  timedOut,
-			Truncated: stdout.truncated || stderr.truncated,
+			Truncated: stdout.Truncated || stderr.Truncated,
 		}
 	}
 
@@ -252,25 +254,4 @@ func envValue(env []string, key string) string {
 		}
 	}
 	return ""
-}
-
-// capped keeps the first max bytes written to it and drops the rest, so a chatty command is
-// never blocked on a full pipe and never fills memory.
-type capped struct {
-	buf       bytes.Buffer
-	max       int
-	truncated bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	room := c.max - c.buf.Len()
-	if len(p) > room {
-		c.truncated = true
-		if room > 0 {
-			c.buf.Write(p[:room])
-		}
-		return len(p), nil
-	}
-	c.buf.Write(p)
-	return len(p), nil
 }

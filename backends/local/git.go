@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // userinfoRE matches the user[:password]@ part of any URL in a text. The match runs to the
@@ -103,11 +105,11 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 	if _, err := os.Stat(pdir); err != nil {
 		return fmt.Errorf("project directory: %w", engine.ErrNotFound)
 	}
-	rel, err := cleanRel(dir)
+	rel, err := hostfs.CleanRel(dir)
 	if err != nil {
 		return err
 	}
-	res, err := resolve(pdir, rel, true)
+	res, err := hostfs.Resolve(pdir, rel, true)
 	if err != nil {
 		return err
 	}
@@ -121,11 +123,11 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 			return fmt.Errorf("%q is not empty: %w", rel, engine.ErrExists)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fileErr(rel, err)
+		return hostfs.FileErr(rel, err)
 	}
 	parent := path.Dir(res)
 	if err := root.MkdirAll(parent, 0o755); err != nil {
-		return fileErr(rel, err)
+		return hostfs.FileErr(rel, err)
 	}
 	hostParent := filepath.Join(pdir, filepath.FromSlash(parent))
 	tmp, err := os.MkdirTemp(hostParent, ".sailtui-clone-*")
@@ -160,7 +162,7 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 			"SAILTUI_GIT_PASSWORD="+pass,
 		)
 	}
-	out := &capped{max: 16 << 10}
+	out := &capped.Buffer{Max: 16 << 10}
 	cmd.Stdout = out
 	cmd.Stderr = out
 	cmd.SysProcAttr = groupAttr()
@@ -178,7 +180,7 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 		return ctx.Err()
 	}
 	if err != nil {
-		return fmt.Errorf("git clone failed (%v): %s", err, strings.TrimSpace(out.buf.String()))
+		return fmt.Errorf("git clone failed (%v): %s", err, strings.TrimSpace(out.String()))
 	}
 	// Into place: an empty target is replaced, a missing one created.
 	cloned := path.Join(parent, filepath.Base(tmp), "repo")
@@ -191,16 +193,16 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 		}
 		for _, e := range ents {
 			if err := root.Rename(path.Join(cloned, e.Name()), e.Name()); err != nil {
-				return fileErr(e.Name(), err)
+				return hostfs.FileErr(e.Name(), err)
 			}
 		}
 		return nil
 	}
 	if err := root.Remove(res); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fileErr(rel, err)
+		return hostfs.FileErr(rel, err)
 	}
 	if err := root.Rename(cloned, res); err != nil {
-		return fileErr(rel, err)
+		return hostfs.FileErr(rel, err)
 	}
 	return nil
 }

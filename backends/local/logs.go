@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // followPoll is how often a followed log is checked for growth.
@@ -35,10 +36,10 @@ func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	if err := checkName("project slug", p.Slug); err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return nil, err
 	}
-	if err := checkName("container name", c.Name); err != nil {
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return nil, err
 	}
 	path := r.logPath(p.Slug, c.Name)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // record is what a start leaves in <RunDir>/<slug>/<container>.json for whoever looks next.
@@ -51,39 +52,12 @@ func readRecordFile(path string) (*record, error) {
 	return &rec, nil
 }
 
-// writeFileAtomic replaces path with data so that a reader sees the old or the new content,
-// never a partial file.
-func writeFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	return err
-}
-
 func (r *Runtime) writeRecord(slug, name string, rec *record) error {
 	b, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(r.recordPath(slug, name), append(b, '\n'), 0o600)
+	return hostfs.WriteFileAtomic(r.recordPath(slug, name), append(b, '\n'), 0o600)
 }
 
 // lock serialises changes to one container's record across goroutines and processes.
@@ -109,33 +83,17 @@ func (r *Runtime) containerWorkDir(p engine.Project, c engine.Container, sub str
 		}
 		return "", err
 	}
-	cdir, err := cleanRel(c.Directory)
+	cdir, err := hostfs.CleanRel(c.Directory)
 	if err != nil {
 		return "", fmt.Errorf("container directory: %w", err)
 	}
-	subdir, err := cleanRel(sub)
+	subdir, err := hostfs.CleanRel(sub)
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)
 	}
-	rel := filepath.ToSlash(filepath.Join(cdir, subdir))
-	res, err := resolve(dir, rel, true)
+	res, err := hostfs.Tree{Root: dir}.Dir(filepath.ToSlash(filepath.Join(cdir, subdir)))
 	if err != nil {
 		return "", err
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	fi, err := root.Stat(res)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return "", fmt.Errorf("directory %q does not exist in the project: %w", rel, engine.ErrNotFound)
-		}
-		return "", escapeErr(err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("%q is not a directory: %w", rel, engine.ErrBadInput)
 	}
 	return filepath.Join(dir, filepath.FromSlash(res)), nil
 }
@@ -155,7 +113,7 @@ func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine
 }
 
 func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
-	if err := checkName("container name", c.Name); err != nil {
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return engine.ContainerStatus{}, err
 	}
 	if strings.TrimSpace(spec.Command) == "" {
@@ -334,10 +292,10 @@ func (r *Runtime) status(name string, rec *record) engine.ContainerStatus {
 // ContainerStatus reports running (its process group has a live member), stopped (never
 // started, or stopped through the runtime) or exited (ended on its own).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
-	if err := checkName("project slug", p.Slug); err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status: %w", err)
 	}
-	if err := checkName("container name", c.Name); err != nil {
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s: %w", p.Slug, err)
 	}
 	rec, err := readRecordFile(r.recordPath(p.Slug, c.Name))
@@ -384,10 +342,10 @@ func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.
 }
 
 func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := checkName("project slug", p.Slug); err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return err
 	}
-	if err := checkName("container name", c.Name); err != nil {
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return err
 	}
 	if _, err := os.Stat(r.recordPath(p.Slug, c.Name)); errors.Is(err, fs.ErrNotExist) {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // Config places the runtime's state on disk. Two Runtimes built on the same directories (in
@@ -123,14 +124,14 @@ func (r *Runtime) Mode() string { return "local" }
 // project. For a slug that is not a single path component (empty, ".", "..", with a slash) it
 // returns "" rather than a path outside ProjectsDir; callers must treat "" as an error.
 func (r *Runtime) StorageDir(p engine.Project) string {
-	if checkName("project slug", p.Slug) != nil {
+	if hostfs.CheckName("project slug", p.Slug) != nil {
 		return ""
 	}
 	return filepath.Join(r.cfg.ProjectsDir, p.Slug)
 }
 
 func (r *Runtime) projectDir(p engine.Project) (string, error) {
-	if err := checkName("project slug", p.Slug); err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return "", err
 	}
 	return filepath.Join(r.cfg.ProjectsDir, p.Slug), nil
@@ -169,22 +170,13 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 	if err != nil {
 		return false, fmt.Errorf("project exists: %w", err)
 	}
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("project exists %s: %w", p.Slug, err)
-	case !fi.IsDir():
-		return false, fmt.Errorf("project %s: %s is not a directory", p.Slug, dir)
-	}
-	return true, nil
+	return hostfs.ProjectDirExists(p.Slug, dir)
 }
 
 // StopProject stops the containers in cs and any other container of the project that has a
 // run record, so a container the caller forgot about is not left running.
 func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
-	if err := checkName("project slug", p.Slug); err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("stop project: %w", err)
 	}
 	names, err := r.containerNames(p.Slug, cs)
@@ -214,7 +206,7 @@ func (r *Runtime) containerNames(slug string, cs []engine.Container) ([]string, 
 		return nil, err
 	}
 	for _, e := range ents {
-		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && checkName("container", name) == nil {
+		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && hostfs.CheckName("container", name) == nil {
 			set[name] = true
 		}
 	}

@@ -54,8 +54,9 @@ func (t Tree) open(name string, followLast bool) (root *os.Root, rel, res string
 	return root, rel, res, nil
 }
 
-// fileErr words an OS error for the caller, with the sentinel the engine tests for.
-func fileErr(rel string, err error) error {
+// FileErr words an OS error from an operation on rel for the caller, with the sentinel the
+// engine tests for: a missing path is engine.ErrNotFound, an escape engine.ErrBadPath.
+func FileErr(rel string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%q does not exist: %w", rel, engine.ErrNotFound)
@@ -95,7 +96,7 @@ func (t Tree) ReadFile(ctx context.Context, name string, w io.Writer) error {
 	defer root.Close()
 	f, err := root.Open(res)
 	if err != nil {
-		return fileErr(rel, err)
+		return FileErr(rel, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
@@ -132,18 +133,18 @@ func (t Tree) WriteFile(ctx context.Context, name string, rd io.Reader) error {
 			owner = &o
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return fileErr(rel, err)
+		return FileErr(rel, err)
 	}
 	parent := path.Dir(res)
 	if err := t.mkdirAll(root, parent); err != nil {
-		return fmt.Errorf("create parent directories: %w", fileErr(rel, err))
+		return fmt.Errorf("create parent directories: %w", FileErr(rel, err))
 	}
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := path.Join(parent, "."+path.Base(res)+".sailtui-"+hex.EncodeToString(rnd[:])+".tmp")
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fileErr(rel, err)
+		return FileErr(rel, err)
 	}
 	_, err = io.Copy(f, ctxReader{ctx, rd})
 	if err == nil {
@@ -163,7 +164,7 @@ func (t Tree) WriteFile(ctx context.Context, name string, rd io.Reader) error {
 	}
 	if err != nil {
 		_ = root.Remove(tmp)
-		return fileErr(rel, err)
+		return FileErr(rel, err)
 	}
 	return nil
 }
@@ -219,14 +220,14 @@ func (t Tree) DeleteFile(ctx context.Context, name string) error {
 	}
 	fi, err := root.Lstat(res)
 	if err != nil {
-		return fileErr(rel, err)
+		return FileErr(rel, err)
 	}
 	if fi.IsDir() {
 		err = root.RemoveAll(res)
 	} else {
 		err = root.Remove(res)
 	}
-	return fileErr(rel, err)
+	return FileErr(rel, err)
 }
 
 // ListFiles lists the entries of a directory ("" or "." is the root), sorted by name. Paths in
@@ -239,7 +240,7 @@ func (t Tree) ListFiles(ctx context.Context, name string) ([]engine.FileInfo, er
 	defer root.Close()
 	d, err := root.Open(res)
 	if err != nil {
-		return nil, fileErr(rel, err)
+		return nil, FileErr(rel, err)
 	}
 	defer d.Close()
 	fi, err := d.Stat()
@@ -341,4 +342,32 @@ func (c ctxReader) Read(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.r.Read(p)
+}
+
+// WriteFileAtomic replaces the host file path with data so that a reader sees the old or the
+// new content, never a partial file. It is for a runtime's own records, not for project files
+// (no confinement: path is trusted).
+func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	return err
 }

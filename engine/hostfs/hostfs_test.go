@@ -91,3 +91,112 @@ func TestConfinement(t *testing.T) {
 		t.Errorf("ListFiles without a root: %v", err)
 	}
 }
+
+// TestResolve: links that are absolute, loop or climb out are refused with errors that say
+// so; a dangling link inside is written through; atomic writes keep the mode and leave no temp
+// files; a file in the way of the parent directories is ENOTDIR.
+func TestResolve(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	tr := Tree{Root: root}
+	for _, l := range [][2]string{
+		{root + "/inside.txt", "abs-inside"}, // absolute, even though it points inside
+		{"loop-b", "loop-a"},
+		{"loop-a", "loop-b"},
+		{"nowhere/x", "dangling"},
+		{"d/../../..", "sneaky"},
+	} {
+		if err := os.Symlink(l[0], filepath.Join(root, l[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "inside.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"abs-inside", "loop-a", "sneaky"} {
+		if err := tr.ReadFile(ctx, p, &strings.Builder{}); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("ReadFile(%q): %v, want ErrBadPath", p, err)
+		}
+	}
+	if err := tr.ReadFile(ctx, "abs-inside", &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Errorf("error for an absolute link does not say so: %v", err)
+	}
+	if err := tr.WriteFile(ctx, "dangling", strings.NewReader("made")); err != nil {
+		t.Fatalf("write through a dangling link: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(root, "nowhere/x")); string(got) != "made" {
+		t.Errorf("dangling link target reads %q", got)
+	}
+	for p, want := range map[string]string{"../x": "..", "/etc/passwd": "absolute", "a\x00b": "NUL", "sneaky/x": "outside"} {
+		err := tr.WriteFile(ctx, p, strings.NewReader(""))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("WriteFile(%q): %v, want it to mention %q", p, err, want)
+		}
+	}
+	for _, p := range []string{"inside.txt/x", "inside.txt/y/z"} {
+		err := tr.WriteFile(ctx, p, strings.NewReader(""))
+		if !errors.Is(err, syscall.ENOTDIR) {
+			t.Errorf("WriteFile(%q) under a file: %v, want ENOTDIR", p, err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(root, "inside.txt"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.WriteFile(ctx, "inside.txt", strings.NewReader("y")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, _ := os.Stat(filepath.Join(root, "inside.txt")); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode after rewrite %v", fi.Mode())
+	}
+	if m, _ := filepath.Glob(filepath.Join(root, ".*tmp")); len(m) > 0 {
+		t.Errorf("temp files left: %v", m)
+	}
+}
+
+func TestCheckName(t *testing.T) {
+	for _, s := range []string{"", ".", "..", "a/b", `a\b`, "a\x00b", ".hidden"} {
+		if err := CheckName("name", s); !errors.Is(err, engine.ErrBadInput) {
+			t.Errorf("CheckName(%q) = %v, want ErrBadInput", s, err)
+		}
+	}
+	for _, s := range []string{"web", "my-app_2", "a.b"} {
+		if err := CheckName("name", s); err != nil {
+			t.Errorf("CheckName(%q) = %v", s, err)
+		}
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rec.json")
+	for _, c := range []string{"one", "two"} {
+		if err := WriteFileAtomic(p, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != c {
+			t.Errorf("read %q, want %q", got, c)
+		}
+	}
+	if fi, _ := os.Stat(p); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(p), ".*tmp")); len(m) > 0 {
+		t.Errorf("temp files left: %v", m)
+	}
+}
+
+func TestProjectDirExists(t *testing.T) {
+	dir := t.TempDir()
+	if ok, err := ProjectDirExists("p", dir); !ok || err != nil {
+		t.Errorf("existing dir: %v, %v", ok, err)
+	}
+	if ok, err := ProjectDirExists("p", filepath.Join(dir, "gone")); ok || err != nil {
+		t.Errorf("missing dir: %v, %v", ok, err)
+	}
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := ProjectDirExists("p", file); ok || err == nil || !strings.Contains(err.Error(), "not a directory") {
+		t.Errorf("file in its place: %v, %v", ok, err)
+	}
+}

@@ -40,6 +40,21 @@ func CheckName(kind, s string) error {
 	return nil
 }
 
+// ProjectDirExists reports whether dir, the directory of project slug, is there. Something
+// else than a directory in its place is an error.
+func ProjectDirExists(slug, dir string) (bool, error) {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("project exists %s: %w", slug, err)
+	case !fi.IsDir():
+		return false, fmt.Errorf("project %s: %s is not a directory", slug, dir)
+	}
+	return true, nil
+}
+
 // CleanRel validates a path given by a caller relative to the tree's root and returns it
 // cleaned, slash-separated, "." for the root itself. It refuses rather than normalises: a
 // caller that sends ".." or an absolute path is confused or hostile, and either way must hear
