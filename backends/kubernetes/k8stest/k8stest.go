@@ -1,0 +1,110 @@
+// Package k8stest gives tests a real Kubernetes control plane: etcd, kube-apiserver and
+// kube-controller-manager, built from the Go module proxy by the tool module in
+// backends/kubernetes/controlplane/tools (make tools), started on free loopback ports with their
+// state in a temporary directory, with the VolumeSnapshot CRDs of the external-snapshotter client
+// installed. There is no kubelet, scheduler or CSI driver: pods stay Pending and snapshots never
+// become ready unless a test plays those parts with MarkPodsReady, ReadySnapshots, StartKubelet and
+// StartSnapshotter. A test that cannot get a control plane fails with the command that builds
+// one; it never skips (DESIGN.md, "Test tiers").
+package k8stest
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+
+	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Cluster is a running control plane. Under Main it is shared by all the tests of a package,
+// so tests keep to namespaces of their own.
+type Cluster struct {
+	// Kubeconfig is a kubeconfig file whose current context is the cluster's admin (a token
+	// in group system:masters), for code that loads its configuration like kubectl does.
+	Kubeconfig string
+	// Client, Snapshots and Dynamic act as the cluster admin.
+	Client    kubernetes.Interface
+	Snapshots snapclient.Interface
+	Dynamic   dynamic.Interface
+
+	config   *rest.Config
+	kcmToken string // the controller manager's, in the token file and its kubeconfig
+	dir      string
+	procs    []*proc // in start order: etcd, kube-apiserver, kube-controller-manager
+
+	ipMu   sync.Mutex
+	nextIP uint32 // the last pod IP handed out by the kubelet helper
+}
+
+// Config returns a copy of the admin client configuration, for clients of the caller's own.
+func (c *Cluster) Config() *rest.Config { return rest.CopyConfig(c.config) }
+
+// SnapshotClass is the VolumeSnapshotClass every cluster has, marked the default class, with
+// driver SnapshotDriver and deletion policy Delete (the usual default of CSI drivers).
+const (
+	SnapshotClass  = "k8stest"
+	SnapshotDriver = "k8stest.sailtui.invalid"
+)
+
+// shared is the package-wide cluster of a test binary whose TestMain uses Main.
+var shared struct {
+	sync.Mutex
+	enabled bool
+	cluster *Cluster
+	err     error // a failed start is not retried: every test reports it
+}
+
+// Main runs a package's tests with one cluster shared by all of them, started by the first
+// Start and stopped when the tests are done. Starting one takes a few seconds, so a package
+// with several tests wants this. Use it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(k8stest.Main(m)) }
+func Main(m *testing.M) int {
+	shared.Lock()
+	shared.enabled = true
+	shared.Unlock()
+	code := m.Run()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.cluster != nil {
+		if err := shared.cluster.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// Start returns a running cluster. Under Main it is the package's shared cluster; otherwise
+// tb gets a cluster of its own, stopped and removed when tb ends. A cluster that cannot start
+// fails tb with the reason.
+func Start(tb testing.TB) *Cluster {
+	tb.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.enabled {
+		if shared.cluster == nil && shared.err == nil {
+			shared.cluster, shared.err = New()
+		}
+		if shared.err != nil {
+			tb.Fatal(shared.err)
+		}
+		return shared.cluster
+	}
+	c, err := New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return c
+}
