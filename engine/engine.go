@@ -25,6 +25,10 @@ type Config struct {
 	Owner string
 	// IdleTimeout is how long a project may go without activity before the sweep hibernates it.
 	IdleTimeout time.Duration
+	// StopIdleTimeout, when set and shorter than IdleTimeout, is the first idle tier: the sweep
+	// stops the containers of projects idle this long (files kept, instant restart) and
+	// hibernates them only after IdleTimeout.
+	StopIdleTimeout time.Duration
 	// OpTimeout is how long an operation may go without a heartbeat before another process
 	// takes it over (a holder known to be dead is taken over at once).
 	OpTimeout time.Duration

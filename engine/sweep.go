@@ -16,6 +16,8 @@ type SweepOptions struct {
 	Idle time.Duration
 	// AsOf judges idleness and expiry as of this time instead of now.
 	AsOf time.Time
+	// StopIdle overrides the engine's first idle tier (stop containers, keep files).
+	StopIdle time.Duration
 	// Concurrency overrides the engine's sweep concurrency.
 	Concurrency int
 	// Limit caps how many projects one sweep takes on (0: no cap).
@@ -38,9 +40,11 @@ type SweepReport struct {
 	Lock       string      `json:"lock"`
 	Selected   int         `json:"selected"`
 	Hibernated []SweepItem `json:"hibernated"`
-	Recovered  []SweepItem `json:"recovered"`
-	Skipped    []SweepItem `json:"skipped"`
-	Failed     []SweepItem `json:"failed"`
+	// Stopped projects had their containers stopped by the first idle tier (files kept).
+	Stopped   []SweepItem `json:"stopped"`
+	Recovered []SweepItem `json:"recovered"`
+	Skipped   []SweepItem `json:"skipped"`
+	Failed    []SweepItem `json:"failed"`
 	// Deferred projects were selected but not started before the sweep was told to stop
 	// (deadline, SIGTERM); the next sweep takes them.
 	Deferred []SweepItem `json:"deferred"`
@@ -76,7 +80,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 		return SweepReport{}, fmt.Errorf("sweep: idle timeout %s must be positive: %w", idle, ErrBadInput)
 	}
 	rep = SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
-		Hibernated: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
+		Hibernated: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
 	release, proceed, err := e.beginSweep(ctx, &rep, lockHibernate)
 	if !proceed {
@@ -117,16 +121,33 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 			rep.Hibernated = append(rep.Hibernated, SweepItem{Slug: p.Slug, ID: p.ID,
 				Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
 		}
-		return rep, nil
+	} else {
+		e.hibernateMany(ctx, idleProjects, cutoff, opts.Concurrency, &rep)
 	}
-	e.hibernateMany(ctx, idleProjects, cutoff, opts.Concurrency, &rep)
+	stopIdle := opts.StopIdle
+	if stopIdle == 0 {
+		stopIdle = e.cfg.StopIdleTimeout
+	}
+	if stopIdle > 0 && stopIdle < idle && ctx.Err() == nil {
+		taken := map[string]bool{}
+		for _, p := range idleProjects {
+			taken[p.ID] = true
+		}
+		if err := e.stopIdle(ctx, asOf.Add(-stopIdle), taken, opts, &rep); err != nil {
+			return rep, err
+		}
+	}
 	return rep, nil
 }
 
-// hibernateMany runs hibernations with bounded concurrency. Workers pull the next project as soon
-// as they are free, so one slow project holds one worker, never the rest of the sweep. Once ctx
-// ends no new project is started; the ones in flight finish their journaled steps.
-func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+// sweepWork runs fn over ps with bounded concurrency. Workers pull the next project as soon as
+// they are free, so one slow project holds one worker, never the rest of the sweep. Once ctx ends
+// no new project is started; the ones in flight finish (fn gets a context the sweep's own
+// cancellation does not reach: work stopped halfway would only have to be resumed by the next
+// sweep). record files an item under one of the report's lists; the projects never started are
+// reported as deferred.
+func (e *Engine) sweepWork(ctx context.Context, ps []Project, concurrency int, rep *SweepReport,
+	fn func(ctx context.Context, p Project, record func(list *[]SweepItem, item SweepItem))) {
 	if concurrency <= 0 {
 		concurrency = e.cfg.SweepConcurrency
 	}
@@ -154,32 +175,7 @@ func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Ti
 				if !ok {
 					return
 				}
-				item := SweepItem{Slug: p.Slug, ID: p.ID}
-				// In-flight work is not cut off by the sweep's own cancellation: a hibernation
-				// stopped halfway would only have to be resumed by the next sweep.
-				opCtx := context.WithoutCancel(ctx)
-				o, err := e.claim(opCtx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
-				if err != nil {
-					item.Reason = err.Error()
-					if errors.Is(err, ErrBusy) || errors.Is(err, ErrBadState) || errors.Is(err, ErrConflict) {
-						item.Reason = "not claimed: " + err.Error()
-						record(&rep.Skipped, item)
-					} else {
-						record(&rep.Failed, item)
-					}
-					continue
-				}
-				_, err = e.hibernateClaimed(opCtx, o, cutoff)
-				switch {
-				case err == nil:
-					record(&rep.Hibernated, item)
-				case errors.Is(err, ErrTouched):
-					item.Reason = "touched after selection"
-					record(&rep.Skipped, item)
-				default:
-					item.Reason = err.Error()
-					record(&rep.Failed, item)
-				}
+				fn(context.WithoutCancel(ctx), p, record)
 			}
 		})
 	}
@@ -187,9 +183,100 @@ func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Ti
 	for _, p := range ps[next:] {
 		rep.Deferred = append(rep.Deferred, SweepItem{Slug: p.Slug, ID: p.ID, Reason: "sweep stopped before reaching it"})
 	}
-	for _, l := range []*[]SweepItem{&rep.Hibernated, &rep.Skipped, &rep.Failed} {
+	for _, l := range []*[]SweepItem{&rep.Hibernated, &rep.Stopped, &rep.Skipped, &rep.Failed} {
 		sort.Slice(*l, func(i, j int) bool { return (*l)[i].Slug < (*l)[j].Slug })
 	}
+}
+
+// claimSkipped files a lost claim: another operation or a touch got there first, which is the
+// exactly-once rule working, not a failure.
+func claimSkipped(err error, item SweepItem, rep *SweepReport, record func(*[]SweepItem, SweepItem)) {
+	item.Reason = err.Error()
+	if errors.Is(err, ErrBusy) || errors.Is(err, ErrBadState) || errors.Is(err, ErrConflict) {
+		item.Reason = "not claimed: " + err.Error()
+		record(&rep.Skipped, item)
+		return
+	}
+	record(&rep.Failed, item)
+}
+
+// hibernateMany hibernates the selected projects.
+func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+	e.sweepWork(ctx, ps, concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
+		item := SweepItem{Slug: p.Slug, ID: p.ID}
+		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
+		if err != nil {
+			claimSkipped(err, item, rep, record)
+			return
+		}
+		_, err = e.hibernateClaimed(ctx, o, cutoff)
+		switch {
+		case err == nil:
+			record(&rep.Hibernated, item)
+		case errors.Is(err, ErrTouched):
+			item.Reason = "touched after selection"
+			record(&rep.Skipped, item)
+		default:
+			item.Reason = err.Error()
+			record(&rep.Failed, item)
+		}
+	})
+}
+
+// stopIdle is the first idle tier: the containers of projects idle past the stop timeout (but
+// not yet past the hibernation timeout) are stopped; files stay and a start is instant.
+func (e *Engine) stopIdle(ctx context.Context, cutoff time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
+	candidates, err := e.store.IdleProjects(ctx, cutoff, 0)
+	if err != nil {
+		return fmt.Errorf("sweep: select projects to stop: %w", err)
+	}
+	var ps []Project
+	for _, p := range candidates {
+		if !skip[p.ID] && e.anyRunning(ctx, p) {
+			ps = append(ps, p)
+		}
+	}
+	if opts.DryRun {
+		for _, p := range ps {
+			rep.Stopped = append(rep.Stopped, SweepItem{Slug: p.Slug, ID: p.ID, Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
+		}
+		return nil
+	}
+	e.sweepWork(ctx, ps, opts.Concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
+		item := SweepItem{Slug: p.Slug, ID: p.ID}
+		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff})
+		if err != nil {
+			claimSkipped(err, item, rep, record)
+			return
+		}
+		cs, err := e.store.ListContainers(ctx, p.ID)
+		if err == nil {
+			err = e.runtime.StopProject(ctx, p, cs)
+		}
+		if _, err = o.finish(ctx, Release{To: StatusActive}, OpDone, err); err != nil {
+			item.Reason = fmt.Sprintf("stop containers: %v", err)
+			record(&rep.Failed, item)
+			return
+		}
+		item.Reason = "idle: containers stopped, files kept"
+		record(&rep.Stopped, item)
+	})
+	return nil
+}
+
+// anyRunning reports whether any container of p runs (a project with nothing running has
+// nothing for the first tier to stop).
+func (e *Engine) anyRunning(ctx context.Context, p Project) bool {
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return false
+	}
+	for _, c := range cs {
+		if st, err := e.runtime.ContainerStatus(ctx, p, c); err == nil && st.State == ContainerRunning {
+			return true
+		}
+	}
+	return false
 }
 
 // beginSweep takes the sweep's global lock (a dry run changes nothing and takes none). proceed

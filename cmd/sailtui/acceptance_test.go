@@ -206,3 +206,44 @@ func TestSweepDryRun(t *testing.T) {
 		}
 	}
 }
+
+// Two idle tiers: past the stop timeout the containers stop and the files stay (a start is
+// instant); past the idle timeout the project is hibernated.
+func TestTwoTierIdle(t *testing.T) {
+	c := newCLI(t)
+	c.env = []string{"SAILTUI_DEFAULT_COMMAND=" + selfCommand()}
+	c.ok("project", "create", "tiers", "--from", writeSource(t))
+	c.ok("project", "create", "cold")
+	c.ok("project", "start", "tiers")
+	dir := filepath.Join(c.state, "projects", "tiers")
+	before := treeDigest(t, dir)
+
+	out := c.ok("sweep", "hibernate", "--idle", "1h", "--stop-idle", "1ns", "--dry-run", "-o", "json")
+	if !strings.Contains(out, `"stopped":[{"slug":"tiers"`) {
+		t.Fatalf("dry run should name tiers (running) and not cold (nothing running) under stopped: %s", out)
+	}
+	for _, ct := range c.containers("tiers") {
+		if ct.Status != "running" {
+			t.Fatalf("the dry run stopped %s", ct.Name)
+		}
+	}
+	out = c.ok("sweep", "hibernate", "--idle", "1h", "--stop-idle", "1ns", "-o", "json")
+	if !strings.Contains(out, `"stopped":[{"slug":"tiers"`) || !strings.Contains(out, `"hibernated":[]`) {
+		t.Fatalf("first tier: %s", out)
+	}
+	for _, ct := range c.containers("tiers") {
+		if ct.Status != "stopped" {
+			t.Fatalf("%s is %s after the first tier", ct.Name, ct.Status)
+		}
+	}
+	if st := c.project("tiers").Status; st != "active" {
+		t.Fatalf("first tier changed the project to %s", st)
+	}
+	if d := diffDigests(before, treeDigest(t, dir)); d != "" {
+		t.Fatalf("first tier touched files:\n%s", d)
+	}
+	c.ok("sweep", "hibernate", "--idle", "1ns", "--stop-idle", "1ns")
+	if st := c.project("tiers").Status; st != "hibernated" {
+		t.Fatalf("second tier left tiers %s", st)
+	}
+}

@@ -16,6 +16,7 @@ import (
 type sweepFlags struct {
 	dryRun      bool
 	idle        time.Duration
+	stopIdle    time.Duration
 	asOf        string
 	concurrency int
 	deadline    time.Duration
@@ -24,15 +25,16 @@ type sweepFlags struct {
 func (s *sweepFlags) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&s.dryRun, "dry-run", false, "report what the sweep would do and change nothing")
 	fs.DurationVar(&s.idle, "idle", 0, "idle timeout for this sweep (default K8S_HIBERNATION_IDLE_MINUTES or 30m)")
+	fs.DurationVar(&s.stopIdle, "stop-idle", 0, "first idle tier: stop the containers of projects idle this long, keep their files (default SAILTUI_STOP_IDLE_MINUTES; off)")
 	fs.StringVar(&s.asOf, "as-of", "", "judge idleness and expiry as of this RFC3339 time")
 	fs.IntVar(&s.concurrency, "concurrency", 0, "projects hibernated at once (default SAILTUI_SWEEP_CONCURRENCY or 16)")
 	fs.DurationVar(&s.deadline, "deadline", 0, "stop taking new projects after this long; in-flight ones finish (0: none)")
 }
 
 func (s sweepFlags) options() (engine.SweepOptions, error) {
-	o := engine.SweepOptions{DryRun: s.dryRun, Idle: s.idle, Concurrency: s.concurrency}
-	if s.idle < 0 {
-		return o, fmt.Errorf("--idle %s: must be positive: %w", s.idle, engine.ErrBadInput)
+	o := engine.SweepOptions{DryRun: s.dryRun, Idle: s.idle, StopIdle: s.stopIdle, Concurrency: s.concurrency}
+	if s.idle < 0 || s.stopIdle < 0 {
+		return o, fmt.Errorf("--idle and --stop-idle must be positive: %w", engine.ErrBadInput)
 	}
 	if s.asOf != "" {
 		t, err := time.Parse(time.RFC3339, s.asOf)
@@ -87,7 +89,7 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 		lists := []struct {
 			name  string
 			items []engine.SweepItem
-		}{{verb, rep.Hibernated}, {"recovered", rep.Recovered}, {"purged", rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
+		}{{verb, rep.Hibernated}, {"stopped", rep.Stopped}, {"recovered", rep.Recovered}, {"purged", rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
 		for _, l := range lists {
 			for _, it := range l.items {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, it.Reason)

@@ -23,6 +23,7 @@ type config struct {
 	StateDir         string
 	Mode             string
 	IdleTimeout      time.Duration
+	StopIdleTimeout  time.Duration
 	OpTimeout        time.Duration
 	SweepConcurrency int
 	ReadOnly         bool
@@ -56,6 +57,7 @@ var configVars = []configVar{
 	{"SAILTUI_STATE_DIR", "--state-dir", "$XDG_DATA_HOME/sailtui", "where the embedded store, project directories, logs and archives live"},
 	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local or docker (kubernetes is a later issue)"},
 	{"K8S_HIBERNATION_IDLE_MINUTES", "--idle (sweep)", "30", "minutes without activity before the sweep hibernates a project"},
+	{"SAILTUI_STOP_IDLE_MINUTES", "--stop-idle (sweep)", "0 (off)", "first idle tier: stop a project's containers after this many idle minutes, keep its files; hibernate after the idle timeout"},
 	{"SAILTUI_OP_TIMEOUT", "", "10m", "an operation silent this long is taken over (a holder on this host known dead at once)"},
 	{"SAILTUI_SWEEP_CONCURRENCY", "--concurrency (sweep)", "16", "projects hibernated at once by one sweep"},
 	{"SAILTUI_READONLY", "--readonly", "false", "refuse every action that changes something"},
@@ -139,6 +141,13 @@ func (c *config) fromEnv() error {
 		}
 		c.IdleTimeout = time.Duration(n) * time.Minute
 	}
+	if v := os.Getenv("SAILTUI_STOP_IDLE_MINUTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("SAILTUI_STOP_IDLE_MINUTES=%q: want a number of minutes (0 turns the tier off)", v)
+		}
+		c.StopIdleTimeout = time.Duration(n) * time.Minute
+	}
 	if v := os.Getenv("SAILTUI_OP_TIMEOUT"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
@@ -214,6 +223,7 @@ func configCmd(a *app) *cobra.Command {
 				"SAILTUI_STATE_DIR":             a.cfg.StateDir,
 				"DEPLOYMENT_MODE":               a.cfg.Mode,
 				"K8S_HIBERNATION_IDLE_MINUTES":  strconv.Itoa(int(a.cfg.IdleTimeout.Minutes())),
+				"SAILTUI_STOP_IDLE_MINUTES":     strconv.Itoa(int(a.cfg.StopIdleTimeout.Minutes())),
 				"SAILTUI_OP_TIMEOUT":            a.cfg.OpTimeout.String(),
 				"SAILTUI_SWEEP_CONCURRENCY":     strconv.Itoa(a.cfg.SweepConcurrency),
 				"SAILTUI_READONLY":              strconv.FormatBool(a.cfg.ReadOnly),

@@ -50,7 +50,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
 	ecfg := engine.Config{
 		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
-		IdleTimeout: cfg.IdleTimeout, OpTimeout: cfg.OpTimeout, SweepConcurrency: cfg.SweepConcurrency,
+		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, OpTimeout: cfg.OpTimeout, SweepConcurrency: cfg.SweepConcurrency,
 		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
 	}
 	for _, t := range tweaks {
