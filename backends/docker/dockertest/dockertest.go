@@ -91,8 +91,8 @@ func Token(t testing.TB, cli *client.Client) string {
 	return tok
 }
 
-// RemoveLabelled force-removes every container, then every network, with the label filter
-// (key=value); failures are test errors, so nothing is left behind unnoticed.
+// RemoveLabelled force-removes every container, then every network and volume, with the
+// label filter (key=value); failures are test errors, so nothing is left behind unnoticed.
 func RemoveLabelled(t testing.TB, cli *client.Client, label string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -116,6 +116,16 @@ func RemoveLabelled(t testing.TB, cli *client.Client, label string) {
 	for _, n := range ns.Items {
 		if _, err := cli.NetworkRemove(ctx, n.ID, client.NetworkRemoveOptions{}); err != nil && !cerrdefs.IsNotFound(err) {
 			t.Errorf("cleanup: remove network %s: %v", n.Name, err)
+		}
+	}
+	vs, err := cli.VolumeList(ctx, client.VolumeListOptions{Filters: f})
+	if err != nil {
+		t.Errorf("cleanup: list volumes %s: %v", label, err)
+		return
+	}
+	for _, v := range vs.Items {
+		if _, err := cli.VolumeRemove(ctx, v.Name, client.VolumeRemoveOptions{Force: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			t.Errorf("cleanup: remove volume %s: %v", v.Name, err)
 		}
 	}
 }
