@@ -4,6 +4,8 @@
 package engine
 
 import (
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -236,4 +238,18 @@ type Progress struct {
 	Phase     string `json:"phase"`
 	Done      int64  `json:"done"`
 	Total     int64  `json:"total"`
+}
+
+// Validate refuses a request no runtime can run: no command, or an argument with a NUL byte
+// (no exec call can pass one).
+func (r ExecRequest) Validate() error {
+	if len(r.Argv) == 0 || r.Argv[0] == "" {
+		return fmt.Errorf("no command given: %w", ErrBadInput)
+	}
+	for _, a := range r.Argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return fmt.Errorf("argument %q contains a NUL byte: %w", a, ErrBadInput)
+		}
+	}
+	return nil
 }

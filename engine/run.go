@@ -275,8 +275,8 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	if err := e.writable("exec"); err != nil {
 		return ExecResult{}, err
 	}
-	if len(req.Argv) == 0 {
-		return ExecResult{}, fmt.Errorf("exec: no command given: %w", ErrBadInput)
+	if err := req.Validate(); err != nil {
+		return ExecResult{}, fmt.Errorf("exec: %w", err)
 	}
 	_, c, err := e.container(ctx, ref, name)
 	if err != nil {

@@ -71,13 +71,8 @@ func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
-	if len(req.Argv) == 0 || req.Argv[0] == "" {
-		return engine.ExecResult{}, fmt.Errorf("no command given: %w", engine.ErrBadInput)
-	}
-	for _, a := range req.Argv {
-		if strings.IndexByte(a, 0) >= 0 {
-			return engine.ExecResult{}, fmt.Errorf("argument %q contains a NUL byte: %w", a, engine.ErrBadInput)
-		}
+	if err := req.Validate(); err != nil {
+		return engine.ExecResult{}, err
 	}
 	if err := engine.CheckContainerName(c.Name); err != nil {
 		return engine.ExecResult{}, err
