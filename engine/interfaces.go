@@ -160,6 +160,10 @@ type StartSpec struct {
 	Command string
 	Port    int
 	Env     map[string]string
+	// DependsOn names the containers this one depends on (from the project's connections), for
+	// runtimes that record start order (docker compose's depends_on). The engine already starts
+	// them first.
+	DependsOn []string
 }
 
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.

@@ -44,7 +44,18 @@ func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (Star
 	for k, v := range c.Env {
 		env[k] = v
 	}
-	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env}, nil
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return StartSpec{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
+	}
+	var deps []string
+	for _, cn := range conns {
+		if cn.From == c.Name {
+			deps = append(deps, cn.To)
+		}
+	}
+	slices.Sort(deps)
+	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env, DependsOn: deps}, nil
 }
 
 func (e *Engine) startContainer(ctx context.Context, p Project, c Container) (ContainerStatus, error) {

@@ -103,6 +103,10 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		b.Reset()
 		b.WriteString("services: {}\n")
 	}
+	present := map[string]bool{}
+	for _, s := range svcs {
+		present[s.Name] = true
+	}
 	for _, s := range svcs {
 		fmt.Fprintf(&b, "  %s:\n", q(s.Name))
 		fmt.Fprintf(&b, "    image: %s\n", q(s.Image))
@@ -111,6 +115,17 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		fmt.Fprintf(&b, "    working_dir: %s\n", q(s.WorkingDir))
 		fmt.Fprintf(&b, "    entrypoint: [\"sh\", \"-c\", %s]\n", q(s.Command))
 		b.WriteString("    init: true\n")
+		// Only services in the file: compose refuses a depends_on naming one it does not know
+		// (a container never started has no record yet).
+		var deps []string
+		for _, d := range s.DependsOn {
+			if present[d] {
+				deps = append(deps, q(d))
+			}
+		}
+		if len(deps) > 0 {
+			fmt.Fprintf(&b, "    depends_on: [%s]\n", strings.Join(deps, ", "))
+		}
 		b.WriteString("    environment:\n")
 		for _, k := range sortedKeys(s.Env) {
 			fmt.Fprintf(&b, "      %s: %s\n", q(k), q(s.Env[k]))

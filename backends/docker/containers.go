@@ -36,6 +36,7 @@ type service struct {
 	Target        string            `json:"target"`
 	Network       string            `json:"network"`
 	PublishHost   string            `json:"publish_host"`
+	DependsOn     []string          `json:"depends_on,omitempty"`
 }
 
 // StartContainer creates and starts the container's Docker container: spec.Command run by
@@ -178,6 +179,7 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 		Target:        r.cfg.MountPath,
 		Network:       r.networkName(p),
 		PublishHost:   r.cfg.PublishHost,
+		DependsOn:     spec.DependsOn,
 	}, nil
 }
 

@@ -63,12 +63,12 @@ func (pr *project) write(name, content string) {
 }
 
 // serve starts a devserver container in dir and waits until it answers on its loopback URL.
-func (pr *project) serve(name, dir string, env map[string]string) (engine.Container, engine.ContainerStatus) {
+func (pr *project) serve(name, dir string, env map[string]string, dependsOn ...string) (engine.Container, engine.ContainerStatus) {
 	pr.t.Helper()
 	pr.write(dir+"/index.html", name+"\n")
 	c := engine.Container{ProjectID: pr.p.ID, Name: name, Directory: dir, Env: env}
 	pr.cs = append(pr.cs, c)
-	if _, err := pr.r.StartContainer(pr.t.Context(), pr.p, c, engine.StartSpec{Command: serveCommand, Port: 8080}); err != nil {
+	if _, err := pr.r.StartContainer(pr.t.Context(), pr.p, c, engine.StartSpec{Command: serveCommand, Port: 8080, DependsOn: dependsOn}); err != nil {
 		pr.t.Fatalf("StartContainer %s: %v", name, err)
 	}
 	var st engine.ContainerStatus
@@ -131,7 +131,7 @@ func TestProjectOnEngine(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://u:console-secret@db/x")
 
 	pr := newProject(t, r, "shop")
-	web, webSt := pr.serve("web", "web", map[string]string{"GREETING": "price $5"})
+	web, webSt := pr.serve("web", "web", map[string]string{"GREETING": "price $5"}, "api")
 	api, apiSt := pr.serve("api", "api", nil)
 	ctx := t.Context()
 
@@ -259,6 +259,9 @@ func checkComposeFile(t *testing.T, r *Runtime, pr *project, cs []engine.Contain
 		if len(s.Volumes) != 1 || s.Volumes[0].Source != r.StorageDir(pr.p) || s.Volumes[0].Target != "/app" {
 			t.Errorf("service %s volumes %+v", c.Name, s.Volumes)
 		}
+	}
+	if _, ok := proj.Services["web"].DependsOn["api"]; !ok || len(proj.Services["api"].DependsOn) != 0 {
+		t.Errorf("depends_on: web %v, api %v; want web on api only", proj.Services["web"].DependsOn, proj.Services["api"].DependsOn)
 	}
 	if v := proj.Services["web"].Environment["GREETING"]; v == nil || *v != "price $5" {
 		t.Errorf("web GREETING = %v, want %q", v, "price $5")
