@@ -118,20 +118,8 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		return engine.ExecResult{}, err
 	}
 
-	limit := req.MaxOutput
-	if limit <= 0 {
-		limit = DefaultMaxOutput
-	}
-	stdout, stderr := &capped.Buffer{Max: limit}, &capped.Buffer{Max: limit}
-	result := func(code int, timedOut bool) engine.ExecResult {
-		return engine.ExecResult{
-			Stdout:    stdout.Bytes(),
-			Stderr:    stderr.Bytes(),
-			ExitCode:  code,
-			TimedOut:  timedOut,
-			Truncated: stdout.Truncated || stderr.Truncated,
-		}
-	}
+	out := capped.NewOutput(req.MaxOutput)
+	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
 	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
 		User:         r.cfg.User,
 		AttachStdin:  req.Stdin != nil,

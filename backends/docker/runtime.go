@@ -43,6 +43,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -57,7 +58,7 @@ const (
 	// DefaultPort is the container port when the start spec names none.
 	DefaultPort = 3000
 	// DefaultMaxOutput caps each of an exec's stdout and stderr when the request sets no cap.
-	DefaultMaxOutput = 1 << 20
+	DefaultMaxOutput = capped.DefaultMax
 )
 
 // Labels the runtime puts on what it creates. The sailtui ones find a project's containers

@@ -85,20 +85,8 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if err != nil {
 		return engine.ExecResult{}, err
 	}
-	limit := req.MaxOutput
-	if limit <= 0 {
-		limit = DefaultMaxOutput
-	}
-	stdout, stderr := &capped.Buffer{Max: limit}, &capped.Buffer{Max: limit}
-	result := func(code int, timedOut bool) engine.ExecResult {
-		return engine.ExecResult{
-			Stdout:    stdout.Bytes(),
-			Stderr:    stderr.Bytes(),
-			ExitCode:  code,
-			TimedOut:  timedOut,
-			Truncated: stdout.Truncated || stderr.Truncated,
-		}
-	}
+	out := capped.NewOutput(req.MaxOutput)
+	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
 
 	prog, err := lookPath(req.Argv[0], envValue(env, "PATH"), workDir)
 	if err != nil {

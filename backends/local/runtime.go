@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -51,7 +52,7 @@ type Config struct {
 const DefaultStopTimeout = 5 * time.Second
 
 // DefaultMaxOutput caps each of an exec's stdout and stderr when the request sets no cap.
-const DefaultMaxOutput = 1 << 20
+const DefaultMaxOutput = capped.DefaultMax
 
 // Runtime implements engine.Runtime and engine.GitCloner with processes and the host filesystem.
 type Runtime struct {
