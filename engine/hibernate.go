@@ -43,7 +43,8 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	var running []Container
 	if !o.resumed {
 		for _, c := range cs {
-			if st, err := e.runtime.ContainerStatus(ctx, p, c); err == nil && st.State == ContainerRunning {
+			// A container still starting was meant to run as much as a running one.
+			if st, err := e.runtime.ContainerStatus(ctx, p, c); err == nil && (st.State == ContainerRunning || st.State == ContainerStarting) {
 				running = append(running, c)
 			}
 		}

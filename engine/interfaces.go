@@ -166,6 +166,15 @@ type StartSpec struct {
 	DependsOn []string
 }
 
+// RemoteFiles is offered by runtimes whose file operations run a process inside the project's
+// environment (kubernetes: an exec into the file-manager pod). Starting a container that has a
+// command of its own then reads no file: StartSpecFor takes the container's command and port as
+// they are, so start, stop and hibernate never depend on a process in a pod. A container without
+// a command still reads its TESSLATE.md, through that process.
+type RemoteFiles interface {
+	FilesNeedProcess() bool
+}
+
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.
 type GitCloner interface {
 	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.

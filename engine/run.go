@@ -19,7 +19,12 @@ import (
 func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (StartSpec, error) {
 	var buf bytes.Buffer
 	var spec tesslate.Spec
-	err := e.runtime.ReadFile(ctx, p, path.Join(c.Directory, "TESSLATE.md"), &buf)
+	var err error
+	if rf, ok := e.runtime.(RemoteFiles); ok && rf.FilesNeedProcess() && c.Command != "" {
+		err = ErrNotFound // nothing to read: the container says what it runs
+	} else {
+		err = e.runtime.ReadFile(ctx, p, path.Join(c.Directory, "TESSLATE.md"), &buf)
+	}
 	switch {
 	case err == nil:
 		spec, err = tesslate.Parse(buf.Bytes())

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -104,9 +105,14 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		b.WriteString("services: {}\n")
 	}
 	present := map[string]bool{}
+	var volumes []string
 	for _, s := range svcs {
 		present[s.Name] = true
+		if s.Volume != "" && !slices.Contains(volumes, s.Volume) {
+			volumes = append(volumes, s.Volume)
+		}
 	}
+	sort.Strings(volumes)
 	for _, s := range svcs {
 		fmt.Fprintf(&b, "  %s:\n", q(s.Name))
 		fmt.Fprintf(&b, "    image: %s\n", q(s.Image))
@@ -131,9 +137,17 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 			fmt.Fprintf(&b, "      %s: %s\n", q(k), q(s.Env[k]))
 		}
 		b.WriteString("    volumes:\n")
-		b.WriteString("      - type: bind\n")
-		fmt.Fprintf(&b, "        source: %s\n", q(s.Source))
-		fmt.Fprintf(&b, "        target: %s\n", q(s.Target))
+		if s.Volume != "" {
+			b.WriteString("      - type: volume\n")
+			fmt.Fprintf(&b, "        source: %s\n", q(composeVolumeRef(s.Volume, len(volumes))))
+			fmt.Fprintf(&b, "        target: %s\n", q(s.Target))
+			b.WriteString("        volume:\n")
+			b.WriteString("          nocopy: true\n")
+		} else {
+			b.WriteString("      - type: bind\n")
+			fmt.Fprintf(&b, "        source: %s\n", q(s.Source))
+			fmt.Fprintf(&b, "        target: %s\n", q(s.Target))
+		}
 		b.WriteString("    ports:\n")
 		fmt.Fprintf(&b, "      - %s\n", q(s.PublishHost+"::"+strconv.Itoa(s.Port)))
 		b.WriteString("    networks:\n")
@@ -150,7 +164,27 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 	b.WriteString("networks:\n")
 	b.WriteString("  default:\n")
 	fmt.Fprintf(&b, "    name: %s\n", q(netName))
+	if len(volumes) > 0 {
+		// External: sailtui creates and removes the project's volume (after a snapshot of it),
+		// never compose; `docker compose down -v` from this file leaves the files alone.
+		b.WriteString("volumes:\n")
+		for _, v := range volumes {
+			fmt.Fprintf(&b, "  %s:\n", q(composeVolumeRef(v, len(volumes))))
+			fmt.Fprintf(&b, "    name: %s\n", q(v))
+			b.WriteString("    external: true\n")
+		}
+	}
 	return b.String()
+}
+
+// composeVolumeRef is the key of volume name in the compose file, which has n volumes: "app"
+// for a project's one volume, the name itself should there be several (records left from
+// before a change of prefix).
+func composeVolumeRef(name string, n int) string {
+	if n == 1 {
+		return composeVolumeKey
+	}
+	return name
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -32,11 +32,14 @@ type service struct {
 	Env           map[string]string `json:"env"`
 	Port          int               `json:"port"`
 	Labels        map[string]string `json:"labels"`
-	Source        string            `json:"source"`
-	Target        string            `json:"target"`
-	Network       string            `json:"network"`
-	PublishHost   string            `json:"publish_host"`
-	DependsOn     []string          `json:"depends_on,omitempty"`
+	// Source is the host directory bind-mounted at Target, unless Volume names the volume
+	// mounted there instead (Config.Volumes).
+	Source      string   `json:"source,omitempty"`
+	Volume      string   `json:"volume,omitempty"`
+	Target      string   `json:"target"`
+	Network     string   `json:"network"`
+	PublishHost string   `json:"publish_host"`
+	DependsOn   []string `json:"depends_on,omitempty"`
 }
 
 // StartContainer creates and starts the container's Docker container: spec.Command run by
@@ -63,7 +66,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if strings.IndexByte(spec.Command, 0) >= 0 {
 		return engine.ContainerStatus{}, fmt.Errorf("startup command contains a NUL byte: %w", engine.ErrBadInput)
 	}
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
@@ -165,6 +168,10 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 		"traefik.http.routers." + router + ".service":                   router,
 		"traefik.http.services." + router + ".loadbalancer.server.port": strconv.Itoa(port),
 	})
+	source, vol := dir, ""
+	if r.cfg.Volumes {
+		source, vol = "", r.volumeName(p)
+	}
 	return service{
 		Name:          c.Name,
 		ContainerName: name,
@@ -175,7 +182,8 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 		Env:           env,
 		Port:          port,
 		Labels:        labels,
-		Source:        dir,
+		Source:        source,
+		Volume:        vol,
 		Target:        r.cfg.MountPath,
 		Network:       r.networkName(p),
 		PublishHost:   r.cfg.PublishHost,
@@ -195,6 +203,12 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 	}
 	stop := int(r.cfg.StopTimeout.Round(time.Second) / time.Second)
 	init := true
+	mnt := mount.Mount{Type: mount.TypeBind, Source: svc.Source, Target: svc.Target}
+	if svc.Volume != "" {
+		// NoCopy: the volume holds the project's files and nothing else; an empty one is not
+		// filled from the image (nor given the owner of the image's directory).
+		mnt = mount.Mount{Type: mount.TypeVolume, Source: svc.Volume, Target: svc.Target, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}
+	}
 	res, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: svc.ContainerName,
 		Config: &container.Config{
@@ -209,7 +223,7 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 			StopTimeout:  &stop,
 		},
 		HostConfig: &container.HostConfig{
-			Mounts:       []mount.Mount{{Type: mount.TypeBind, Source: svc.Source, Target: svc.Target}},
+			Mounts:       []mount.Mount{mnt},
 			NetworkMode:  container.NetworkMode(netID),
 			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: ""}}},
 			// An init reaps what a dev server's scripts leave behind and passes the stop signal on.

@@ -8,16 +8,16 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
-// Describe tells what the engine holds of the project: its directory, network and compose
-// file, and for each container in cs or on the engine its state, ports, URLs and image.
+// Describe tells what the engine holds of the project: its directory or volume, network and
+// compose file, and for each container in cs or on the engine its state, ports, URLs and image.
 func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Container) (string, error) {
-	dir, err := r.projectDir(p)
-	if err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return "", fmt.Errorf("describe: %w", err)
 	}
-	exists, err := r.ProjectExists(ctx, p)
+	storage, err := r.describeStorage(ctx, p)
 	if err != nil {
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
 	}
@@ -31,11 +31,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "docker runtime: project %s (image %s, user %s)\n", p.Slug, r.cfg.Image, r.cfg.User)
-	missing := ""
-	if !exists {
-		missing = " (missing)"
-	}
-	fmt.Fprintf(&b, "directory: %s%s, mounted at %s\n", dir, missing, r.cfg.MountPath)
+	fmt.Fprintf(&b, "%s, mounted at %s\n", storage, r.cfg.MountPath)
 	if len(nets) == 0 {
 		fmt.Fprintf(&b, "network: %s (missing)\n", r.networkName(p))
 	} else {
@@ -74,4 +70,32 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
 	}
 	return b.String(), nil
+}
+
+// describeStorage is one line on where the project's files are.
+func (r *Runtime) describeStorage(ctx context.Context, p engine.Project) (string, error) {
+	if !r.cfg.Volumes {
+		dir := r.hostDir(p)
+		exists, err := hostfs.ProjectDirExists(p.Slug, dir)
+		if err != nil {
+			return "", err
+		}
+		if !exists {
+			return "directory: " + dir + " (missing)", nil
+		}
+		return "directory: " + dir, nil
+	}
+	v, err := r.inspectVolume(ctx, p)
+	switch {
+	case err != nil:
+		return "", err
+	case v == nil:
+		return "volume: " + r.volumeName(p) + " (missing)", nil
+	case r.ownsVolume(p, v) != nil:
+		return "volume: " + v.Name + " (belongs to another project: " + v.Labels[LabelProjectID] + ")", nil
+	}
+	if _, err := usableDir(v); err != nil {
+		return "volume: " + v.Name + " at " + v.Mountpoint + " (not usable from here)", nil
+	}
+	return "volume: " + v.Name + " at " + v.Mountpoint, nil
 }

@@ -256,9 +256,22 @@ func checkComposeFile(t *testing.T, r *Runtime, pr *project, cs []engine.Contain
 		if len(s.Ports) != 1 || s.Ports[0].Target != 8080 || s.Ports[0].HostIP != "127.0.0.1" {
 			t.Errorf("service %s ports %+v", c.Name, s.Ports)
 		}
-		if len(s.Volumes) != 1 || s.Volumes[0].Source != r.StorageDir(pr.p) || s.Volumes[0].Target != "/app" {
+		switch {
+		case len(s.Volumes) != 1 || s.Volumes[0].Target != "/app":
 			t.Errorf("service %s volumes %+v", c.Name, s.Volumes)
+		case r.cfg.Volumes && (s.Volumes[0].Type != types.VolumeTypeVolume || s.Volumes[0].Source != "app" || s.Volumes[0].Volume == nil || !s.Volumes[0].Volume.NoCopy):
+			t.Errorf("service %s volumes %+v, want the project volume \"app\" with nocopy", c.Name, s.Volumes)
+		case !r.cfg.Volumes && (s.Volumes[0].Type != types.VolumeTypeBind || s.Volumes[0].Source != r.StorageDir(pr.p)):
+			t.Errorf("service %s volumes %+v, want the project directory", c.Name, s.Volumes)
 		}
+	}
+	if r.cfg.Volumes {
+		v, ok := proj.Volumes["app"]
+		if !ok || v.Name != r.volumeName(pr.p) || !bool(v.External) || len(proj.Volumes) != 1 {
+			t.Errorf("compose volumes %+v, want app: external volume %s", proj.Volumes, r.volumeName(pr.p))
+		}
+	} else if len(proj.Volumes) != 0 {
+		t.Errorf("compose volumes %+v, want none with host directories", proj.Volumes)
 	}
 	if _, ok := proj.Services["web"].DependsOn["api"]; !ok || len(proj.Services["api"].DependsOn) != 0 {
 		t.Errorf("depends_on: web %v, api %v; want web on api only", proj.Services["web"].DependsOn, proj.Services["api"].DependsOn)

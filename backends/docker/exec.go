@@ -3,8 +3,6 @@ package docker
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/containerexec"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -25,29 +24,6 @@ const (
 	ExitTimedOut = 124
 	ExitNotFound = 127
 )
-
-// execMarker is the variable every exec carries, with a value of its own: the engine has no
-// call to kill an exec, so a timeout finds the command and all it started by this variable in
-// /proc and kills them from a second exec. A process group would not do: a command may start
-// a session of its own.
-const execMarker = "SAILTUI_EXEC"
-
-// killScript kills, as the container user, every process of the container whose environment
-// holds $1 (execMarker=token), until none is left.
-const killScript = `want="$1"; me=$$; n=0
-while :; do
-	found=
-	for d in /proc/[0-9]*; do
-		p=${d#/proc/}
-		[ "$p" = "$me" ] && continue
-		if tr '\000' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$want"; then
-			kill -9 "$p" 2>/dev/null && found=1
-		fi
-	done
-	[ -z "$found" ] && exit 0
-	n=$((n+1)); [ "$n" -ge 50 ] && exit 1
-	sleep 0.1
-done`
 
 // Exec runs req.Argv through the Engine API in the running container, as the container user,
 // in the container's directory joined with req.Dir (which must stay inside the project), with
@@ -77,7 +53,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if err := engine.CheckContainerName(c.Name); err != nil {
 		return engine.ExecResult{}, err
 	}
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	if err != nil {
 		return engine.ExecResult{}, err
 	}
@@ -93,9 +69,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if err != nil {
 		return engine.ExecResult{}, err
 	}
-	tok := make([]byte, 12)
-	_, _ = rand.Read(tok)
-	marker := execMarker + "=" + hex.EncodeToString(tok)
+	marker := containerexec.NewMarker()
 	envm := map[string]string{}
 	for k, v := range req.Env {
 		envm[k] = v
@@ -223,7 +197,7 @@ func (r *Runtime) killExec(ctx context.Context, containerID, marker string) erro
 		User:         r.cfg.User,
 		AttachStdout: true,
 		AttachStderr: true,
-		Cmd:          []string{"sh", "-c", killScript, "sh", marker},
+		Cmd:          []string{"sh", "-c", containerexec.KillScript, "sh", marker},
 	})
 	if err != nil {
 		return fmt.Errorf("create kill exec: %w", err)

@@ -12,13 +12,14 @@ import (
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
-// The file operations work on the host directory every container of the project mounts, with
-// engine/hostfs's confinement (invariant 8); they need no container to be running. Files and
-// directories they create belong to the container user.
+// The file operations work on the directory every container of the project mounts (the host
+// directory, or the volume's directory on the Docker host), with engine/hostfs's confinement
+// (invariant 8); they need no container to be running. Files and directories they create
+// belong to the container user.
 
 // ReadFile copies a project file to w, following symlinks that stay inside the project.
 func (r *Runtime) ReadFile(ctx context.Context, p engine.Project, name string, w io.Writer) error {
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	if err == nil {
 		err = r.tree(dir).ReadFile(ctx, name, w)
 	}
@@ -30,7 +31,7 @@ func (r *Runtime) ReadFile(ctx context.Context, p engine.Project, name string, w
 
 // WriteFile replaces a project file with the content of rd, atomically, creating parents.
 func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, name string, rd io.Reader) error {
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	if err == nil {
 		err = r.tree(dir).WriteFile(ctx, name, rd)
 	}
@@ -42,7 +43,7 @@ func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, name string, 
 
 // DeleteFile removes a file, a symlink (not what it points to) or a directory tree.
 func (r *Runtime) DeleteFile(ctx context.Context, p engine.Project, name string) error {
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	if err == nil {
 		err = r.tree(dir).DeleteFile(ctx, name)
 	}
@@ -54,7 +55,7 @@ func (r *Runtime) DeleteFile(ctx context.Context, p engine.Project, name string)
 
 // ListFiles lists a project directory; paths in the result are relative to the project root.
 func (r *Runtime) ListFiles(ctx context.Context, p engine.Project, name string) ([]engine.FileInfo, error) {
-	dir, err := r.projectDir(p)
+	dir, err := r.projectDir(ctx, p)
 	var out []engine.FileInfo
 	if err == nil {
 		out, err = r.tree(dir).ListFiles(ctx, name)
@@ -69,7 +70,7 @@ func (r *Runtime) ListFiles(ctx context.Context, p engine.Project, name string) 
 // like the local runtime: symlinks, modes and empty directories come along, extraction's checks
 // apply, and the copy is then given to the container user.
 func (r *Runtime) ImportTree(ctx context.Context, p engine.Project, src string) error {
-	dst, err := r.projectDir(p)
+	dst, err := r.projectDir(ctx, p)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", src, err)
 	}

@@ -9,9 +9,10 @@
 // carries the labels docker compose uses (so `docker compose -p <slug> ps` lists them) and the
 // Traefik labels that route Host(`<slug>-<container>.<AppDomain>`) to its port; its port is also
 // published on 127.0.0.1 at a port the engine picks, for this machine. The project's files live
-// in a host directory, <ProjectsDir>/<owner>/<slug>, bind-mounted at /app; a container runs
-// as a non-root user in /app/<its directory>. The compose file equivalent to what is running
-// is written to <StateDir>/docker-compose-projects/<slug>.yml for humans.
+// in a host directory, <ProjectsDir>/<owner>/<slug>, bind-mounted at /app, or with
+// Config.Volumes in a named volume <prefix>-<slug> mounted at /app (see volumes.go); a
+// container runs as a non-root user in /app/<its directory>. The compose file equivalent to
+// what is running is written to <StateDir>/docker-compose-projects/<slug>.yml for humans.
 //
 // Nothing of this process's environment reaches a container: a container gets the variables
 // of its container record and start spec, and the runtime's own (PORT, PROJECT_ID,
@@ -77,6 +78,7 @@ const (
 	composeConfig     = "com.docker.compose.project.config_files"
 	composeVersion    = "com.docker.compose.version"
 	composeNetwork    = "com.docker.compose.network"
+	composeVolume     = "com.docker.compose.volume"
 	// composeVersionValue is the compose version the labels imitate.
 	composeVersionValue = "2.0.0"
 )
@@ -114,8 +116,15 @@ type Config struct {
 	// Router, when set, is the name of the Traefik container: it is connected to every project
 	// network, since containers of a project are on no network Traefik is on otherwise.
 	Router string
-	// Labels are added to every container and network the runtime creates.
+	// Labels are added to every container, network and volume the runtime creates.
 	Labels map[string]string
+	// Volumes keeps each project's files in a named volume, <NetworkPrefix>-<slug>, instead of
+	// a host directory under ProjectsDir (USE_DOCKER_VOLUMES). File operations, snapshots and
+	// restores then work on the volume's directory on the Docker host (its Mountpoint), so
+	// this process must run on the Docker host itself, with access to the Docker root
+	// directory (as root, normally): a runtime talking to a remote daemon refuses them with an
+	// error that says so.
+	Volumes bool
 }
 
 // Runtime implements engine.Runtime and engine.TreeImporter on the Docker Engine.
@@ -183,6 +192,9 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
+	if cfg.Volumes && !volumeNameRE.MatchString(cfg.NetworkPrefix) {
+		return nil, fmt.Errorf("docker runtime: prefix %q cannot start a volume name: use letters, digits, '_', '.' and '-', starting with a letter or digit: %w", cfg.NetworkPrefix, engine.ErrBadInput)
+	}
 	r := &Runtime{cfg: cfg, publish: addr}
 	if err := r.setUser(); err != nil {
 		return nil, err
@@ -240,13 +252,24 @@ func (r *Runtime) Mode() string { return "docker" }
 // Config is the runtime's configuration with its defaults filled in.
 func (r *Runtime) Config() Config { return r.cfg }
 
-// StorageDir is the project's directory, <ProjectsDir>/<owner>/<slug>: what a snapshot archives
-// and a restore replaces. It is a pure function of the project; "" for a slug that is not one
-// path component, which callers must treat as an error.
+// StorageDir is the directory holding all of the project's files: what a snapshot archives and
+// a restore replaces. With host directories it is <ProjectsDir>/<owner>/<slug>, a pure function
+// of the project. With volumes it is the volume's directory on the Docker host (see
+// volumeStorageDir), found by asking the engine, and "" when the volume is missing, not the
+// project's or not reachable from this process. "" (also for a slug that is not one path
+// component) means there is no storage to use, which callers must treat as an error.
 func (r *Runtime) StorageDir(p engine.Project) string {
 	if hostfs.CheckName("project slug", p.Slug) != nil {
 		return ""
 	}
+	if r.cfg.Volumes {
+		return r.volumeStorageDir(p)
+	}
+	return r.hostDir(p)
+}
+
+// hostDir is the project's host directory, <ProjectsDir>/<owner>/<slug>, whichever the mode.
+func (r *Runtime) hostDir(p engine.Project) string {
 	return filepath.Join(r.cfg.ProjectsDir, ownerDir(p.Owner), p.Slug)
 }
 
@@ -259,11 +282,24 @@ func ownerDir(owner string) string {
 	return s
 }
 
-func (r *Runtime) projectDir(p engine.Project) (string, error) {
+// projectDir is the directory of this machine holding the project's files: its host directory,
+// or its volume's directory (an error, saying why, when that cannot be used).
+func (r *Runtime) projectDir(ctx context.Context, p engine.Project) (string, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return "", err
 	}
-	return r.StorageDir(p), nil
+	if r.cfg.Volumes {
+		return r.volumeDir(ctx, p)
+	}
+	dir := r.hostDir(p)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		// No directory: say so plainly when the files are in a volume (only a volume found
+		// counts; an engine that does not answer leaves the plain "no storage").
+		if err := r.refuseVolumeInHostMode(ctx, p); errors.Is(err, engine.ErrBadState) {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 func (r *Runtime) tree(dir string) hostfs.Tree {
@@ -305,15 +341,20 @@ func (r *Runtime) baseLabels(p engine.Project) map[string]string {
 	return l
 }
 
-// EnsureProject creates the project directory (given to the container user) and the project
-// network. Idempotent.
+// EnsureProject creates the project directory or volume (given to the container user) and the
+// project network. Idempotent.
 func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
-	dir, err := r.projectDir(p)
-	if err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("ensure project: %w", err)
 	}
-	if err := r.ensureDir(dir); err != nil {
-		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+	if r.cfg.Volumes {
+		if err := r.ensureVolume(ctx, p); err != nil {
+			return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+		}
+	} else {
+		if err := r.ensureDir(ctx, p); err != nil {
+			return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+		}
 	}
 	if _, err := r.ensureNetwork(ctx, p); err != nil {
 		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
@@ -321,7 +362,16 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 	return nil
 }
 
-func (r *Runtime) ensureDir(dir string) error {
+// ensureDir creates the project's host directory. A project that has no directory but a volume
+// (made with Config.Volumes) is refused: an empty directory would hide its files.
+func (r *Runtime) ensureDir(ctx context.Context, p engine.Project) error {
+	dir := r.hostDir(p)
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := r.refuseVolumeInHostMode(ctx, p); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
@@ -391,13 +441,20 @@ func (r *Runtime) networksNamed(ctx context.Context, name string) ([]string, err
 	return ids, nil
 }
 
-// ProjectExists reports whether the project directory is there.
+// ProjectExists reports whether the project directory, or with Config.Volumes the project's
+// volume, is there.
 func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, error) {
-	dir, err := r.projectDir(p)
-	if err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return false, fmt.Errorf("project exists: %w", err)
 	}
-	return hostfs.ProjectDirExists(p.Slug, dir)
+	if r.cfg.Volumes {
+		ok, err := r.volumeExists(ctx, p)
+		if err != nil {
+			return false, fmt.Errorf("project exists %s: %w", p.Slug, err)
+		}
+		return ok, nil
+	}
+	return hostfs.ProjectDirExists(p.Slug, r.hostDir(p))
 }
 
 // StopProject stops (removes) the containers in cs and any other container of the project, so
@@ -445,11 +502,11 @@ func (r *Runtime) containerNames(ctx context.Context, p engine.Project, cs []eng
 	return names, nil
 }
 
-// DestroyProject removes the project's containers, its network, its directory and its compose
-// file. Idempotent. The engine calls it only once a verified snapshot exists (invariant 1).
+// DestroyProject removes the project's containers, its network, its directory or volume (only
+// the one of the configured mode: the other was not in the snapshot) and its compose file.
+// Idempotent. The engine calls it only once a verified snapshot exists (invariant 1).
 func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
-	dir, err := r.projectDir(p)
-	if err != nil {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("destroy project: %w", err)
 	}
 	if err := r.StopProject(ctx, p, cs); err != nil {
@@ -460,7 +517,15 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error
-	for _, d := range []string{dir, r.recordDir(p)} {
+	dirs := []string{r.recordDir(p)}
+	if r.cfg.Volumes {
+		if err := r.removeVolume(ctx, p); err != nil {
+			errs = append(errs, err)
+		}
+	} else {
+		dirs = append(dirs, r.hostDir(p))
+	}
+	for _, d := range dirs {
 		if err := removeAll(d); err != nil {
 			errs = append(errs, err)
 		}

@@ -44,10 +44,20 @@ func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 }
 
 func TestContract(t *testing.T) {
+	runContract(t, false)
+}
+
+// TestContractVolumes is the same contract with every project's files in a named volume.
+func TestContractVolumes(t *testing.T) {
+	runContract(t, true)
+}
+
+func runContract(t *testing.T, volumes bool) {
 	cli := dockertest.Client(t)
 	runtimetest.Run(t, runtimetest.Harness{
 		New: func(t *testing.T) engine.Runtime {
 			cfg := testConfig(t, cli)
+			cfg.Volumes = volumes
 			// The contract writes a file beside the project from inside a container; / is
 			// root's in any image, so the project is mounted where the user may write beside it.
 			cfg.MountPath = "/home/dev/app"

@@ -43,6 +43,8 @@ type config struct {
 	DockerNetworkPrefix string
 	DockerUser          string
 	TraefikContainer    string
+	// DockerVolumes keeps project files in named volumes (USE_DOCKER_VOLUMES).
+	DockerVolumes bool
 	// defaultCommandSet tells a command given by SAILTUI_DEFAULT_COMMAND from the built-in
 	// one, which differs by mode (this binary's path means nothing inside a container).
 	defaultCommandSet bool
@@ -55,7 +57,7 @@ type configVar struct {
 
 var configVars = []configVar{
 	{"SAILTUI_STATE_DIR", "--state-dir", "$XDG_DATA_HOME/sailtui", "where the embedded store, project directories, logs and archives live"},
-	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local or docker (kubernetes is a later issue)"},
+	{"DEPLOYMENT_MODE", "--mode", "local", "runtime: local, docker or kubernetes"},
 	{"K8S_HIBERNATION_IDLE_MINUTES", "--idle (sweep)", "30", "minutes without activity before the sweep hibernates a project"},
 	{"SAILTUI_STOP_IDLE_MINUTES", "--stop-idle (sweep)", "0 (off)", "first idle tier: stop a project's containers after this many idle minutes, keep its files; hibernate after the idle timeout"},
 	{"SAILTUI_OP_TIMEOUT", "", "10m", "an operation silent this long is taken over (a holder on this host known dead at once)"},
@@ -72,10 +74,10 @@ var configVars = []configVar{
 	{"SAILTUI_DEFAULT_COMMAND", "", "sailtui devserver --dir . --port \"$PORT\"", "what a container runs when neither it nor its TESSLATE.md names a command"},
 	{"DEVSERVER_IMAGE", "", docker.DefaultImage, "docker mode: the image every container runs"},
 	{"APP_DOMAIN", "", docker.DefaultAppDomain, "docker mode: Traefik routes <slug>-<container>.<APP_DOMAIN> to a container"},
-	{"SAILTUI_DOCKER_NETWORK_PREFIX", "", docker.DefaultNetworkPrefix, "docker mode: project networks are <prefix>-<slug>"},
+	{"SAILTUI_DOCKER_NETWORK_PREFIX", "", docker.DefaultNetworkPrefix, "docker mode: project networks (and volumes) are <prefix>-<slug>"},
 	{"SAILTUI_DOCKER_USER", "", "1000:1000 (as root), else your uid:gid", "docker mode: the non-root uid:gid containers run as"},
 	{"SAILTUI_TRAEFIK_CONTAINER", "", "", "docker mode: the Traefik container, connected to every project network"},
-	{"USE_DOCKER_VOLUMES", "", "false", "docker mode: named volumes instead of host directories (not supported yet)"},
+	{"USE_DOCKER_VOLUMES", "", "false", "docker mode: keep each project's files in a named volume <prefix>-<slug> instead of a host directory; sailtui must run on the Docker host, as root"},
 }
 
 func defaultConfig() config {
@@ -115,9 +117,7 @@ func (c *config) fromEnv() error {
 		if err != nil {
 			return fmt.Errorf("USE_DOCKER_VOLUMES=%q: want true or false", v)
 		}
-		if b {
-			return fmt.Errorf("USE_DOCKER_VOLUMES=true: named volumes are not supported yet; docker mode keeps project files in host directories")
-		}
+		c.DockerVolumes = b
 	}
 	str("DATABASE_URL", &c.DatabaseURL)
 	if v := os.Getenv("SAILTUI_DB_POOL_SIZE"); v != "" {
@@ -175,7 +175,8 @@ func (c *config) fromEnv() error {
 // bindGlobal registers the flags every command shares.
 func (c *config) bindGlobal(fs *pflag.FlagSet) {
 	fs.StringVar(&c.StateDir, "state-dir", c.StateDir, "state directory (env SAILTUI_STATE_DIR)")
-	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local or docker (env DEPLOYMENT_MODE)")
+	fs.StringVar(&c.Mode, "mode", c.Mode, "deployment mode: local, docker or kubernetes (env DEPLOYMENT_MODE)")
+	fs.StringVar(&kubeContext, "context", "", "kubernetes mode: kubeconfig context to use")
 	fs.StringVarP(&c.Output, "output", "o", c.Output, "output format: table or json")
 	fs.BoolVar(&c.ReadOnly, "readonly", c.ReadOnly, "refuse every action that changes something (env SAILTUI_READONLY)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL store (env DATABASE_URL); empty: embedded SQLite")
@@ -193,11 +194,15 @@ func (c *config) validate() error {
 	case "docker":
 		c.Mode = "docker"
 		if !c.defaultCommandSet {
-			// The image has sailtui on its PATH; this binary's own path is not in a container.
+			// The image has sailtui on its PATH; this binary's own path is not in a container
+			// (nor in a pod, in kubernetes mode).
 			c.DefaultCommand = dockerDefaultCommand
 		}
 	case "kubernetes":
-		return fmt.Errorf("DEPLOYMENT_MODE=%s is not available in this build yet; use local or docker", c.Mode)
+		c.Mode = "kubernetes"
+		if !c.defaultCommandSet {
+			c.DefaultCommand = dockerDefaultCommand
+		}
 	default:
 		return fmt.Errorf("DEPLOYMENT_MODE=%q: want local, docker or kubernetes", c.Mode)
 	}
@@ -241,7 +246,13 @@ func configCmd(a *app) *cobra.Command {
 				"SAILTUI_DOCKER_NETWORK_PREFIX": orDefault(a.cfg.DockerNetworkPrefix, docker.DefaultNetworkPrefix),
 				"SAILTUI_DOCKER_USER":           a.cfg.DockerUser,
 				"SAILTUI_TRAEFIK_CONTAINER":     a.cfg.TraefikContainer,
-				"USE_DOCKER_VOLUMES":            "false",
+				"USE_DOCKER_VOLUMES":            strconv.FormatBool(a.cfg.DockerVolumes),
+			}
+			for _, v := range kubeVars {
+				current[v.Env] = os.Getenv(v.Env)
+			}
+			if kubeContext != "" {
+				current["KUBECONFIG"] += " (context " + kubeContext + ")"
 			}
 			type row struct {
 				Env     string `json:"env"`

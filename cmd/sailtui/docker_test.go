@@ -3,12 +3,16 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/compose-spec/compose-go/v2/loader"
+	"github.com/compose-spec/compose-go/v2/types"
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
@@ -189,6 +193,141 @@ func TestDockerEndToEnd(t *testing.T) {
 	}
 	// The woken files are the containers' own again.
 	c.ok("exec", slug, "web", "--", "sh", "-c", "echo two >> note.txt")
+}
+
+// TestDockerVolumesEndToEnd is the acceptance path with USE_DOCKER_VOLUMES=true: the project's
+// files are in its named volume (no host directory), both containers answer and docker-compose
+// lists them, the compose file declares the volume and loads with compose-go, hibernate leaves
+// no container, network or volume behind, and wake brings back the same bytes in a new volume,
+// which the containers can change.
+func TestDockerVolumesEndToEnd(t *testing.T) {
+	slug := "dvol-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	c.env = append(c.env, "USE_DOCKER_VOLUMES=true")
+	prefix := ""
+	for _, kv := range c.env {
+		if v, ok := strings.CutPrefix(kv, "SAILTUI_DOCKER_NETWORK_PREFIX="); ok {
+			prefix = v
+		}
+	}
+	vol := prefix + "-" + slug
+	src := writeDockerSource(t)
+	ctx := t.Context()
+
+	var rows []struct{ Env, Value string }
+	c.json(&rows, "config")
+	for _, r := range rows {
+		if r.Env == "USE_DOCKER_VOLUMES" && r.Value != "true" {
+			t.Errorf("config shows USE_DOCKER_VOLUMES=%q, want true", r.Value)
+		}
+	}
+
+	c.ok("project", "create", slug, "--from", src, "--owner", "tester")
+	c.ok("project", "start", slug)
+	cs := c.dockerContainers(slug)
+	waitHTTP(t, cs["app"].LocalURL, "root app")
+	waitHTTP(t, cs["web"].LocalURL, "web container")
+	if up := composePS(t, c.state, slug); len(up) != 2 {
+		t.Fatalf("docker-compose ps shows %v up, want %s-app and %s-web", up, slug, slug)
+	}
+	vi, err := dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{})
+	if err != nil {
+		t.Fatalf("the project's volume %s: %v", vol, err)
+	}
+	if got := vi.Volume.Labels["com.docker.compose.project"]; got != slug {
+		t.Errorf("volume's compose project label %q, want %q", got, slug)
+	}
+	if _, err := os.Stat(filepath.Join(c.state, "users", "tester", slug)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a host directory exists in volume mode: %v", err)
+	}
+	// The imported tree is in the volume as it was in the source (the root's own mode aside).
+	want, got := treeDigest(t, src), treeDigest(t, vi.Volume.Mountpoint)
+	delete(want, ".")
+	delete(got, ".")
+	if d := diffDigests(want, got); d != "" {
+		t.Fatalf("the volume differs from the source:\n%s", d)
+	}
+	checkVolumeComposeFile(t, c.state, slug, vol)
+
+	c.ok("exec", slug, "web", "--", "sh", "-c", "id -u > whoami.txt; echo one > note.txt")
+	if got := c.ok("files", "get", slug, "web/note.txt"); got != "one\n" {
+		t.Fatalf("exec wrote %q", got)
+	}
+	before := treeDigest(t, vi.Volume.Mountpoint)
+	c.ok("project", "hibernate", slug)
+	if _, err := dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Fatalf("volume %s after hibernate: %v", vol, err)
+	}
+	f := client.Filters{}.Add("label", "sailtui.project="+slug)
+	if vs, err := dcli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err != nil || len(vs.Items) != 0 {
+		t.Fatalf("volumes of %s after hibernate: %v, %v", slug, vs.Items, err)
+	}
+	if left, err := dcli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err != nil || len(left.Items) != 0 {
+		t.Fatalf("containers of %s after hibernate: %v, %v", slug, left.Items, err)
+	}
+	if nets, err := dcli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err != nil || len(nets.Items) != 0 {
+		t.Fatalf("networks of %s after hibernate: %v, %v", slug, nets.Items, err)
+	}
+
+	c.ok("project", "wake", slug)
+	vi, err = dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{})
+	if err != nil {
+		t.Fatalf("volume %s after wake: %v", vol, err)
+	}
+	if d := diffDigests(before, treeDigest(t, vi.Volume.Mountpoint)); d != "" {
+		t.Fatalf("tree after wake differs:\n%s", d)
+	}
+	cs = c.dockerContainers(slug)
+	waitHTTP(t, cs["app"].LocalURL, "root app")
+	waitHTTP(t, cs["web"].LocalURL, "web container")
+	if up := composePS(t, c.state, slug); len(up) != 2 {
+		t.Fatalf("docker-compose ps after wake shows %v up", up)
+	}
+	c.ok("exec", slug, "web", "--", "sh", "-c", "echo two >> note.txt")
+	if got := c.ok("files", "get", slug, "web/note.txt"); got != "one\ntwo\n" {
+		t.Errorf("note after wake and append: %q", got)
+	}
+
+	// The same state with host directories refuses the project instead of showing it empty.
+	r := c.runIn(nil, []string{"USE_DOCKER_VOLUMES=false"}, "files", "get", slug, "web/note.txt")
+	if r.code == 0 || !strings.Contains(r.stderr, "USE_DOCKER_VOLUMES=true") {
+		t.Errorf("files get with USE_DOCKER_VOLUMES=false: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// checkVolumeComposeFile loads the compose file of a project in volume mode with compose-go:
+// every service mounts the external project volume at /app.
+func checkVolumeComposeFile(t *testing.T, state, slug, vol string) {
+	t.Helper()
+	file := filepath.Join(state, "docker-compose-projects", slug+".yml")
+	proj, err := loader.LoadWithContext(t.Context(), types.ConfigDetails{
+		WorkingDir:  filepath.Dir(file),
+		ConfigFiles: []types.ConfigFile{{Filename: file}},
+	}, func(o *loader.Options) { o.SetProjectName(slug, true) })
+	if err != nil {
+		b, _ := os.ReadFile(file)
+		t.Fatalf("compose-go cannot load %s: %v\n%s", file, err, b)
+	}
+	if v, ok := proj.Volumes["app"]; !ok || v.Name != vol || !bool(v.External) {
+		t.Errorf("compose volumes %+v, want app: external %s", proj.Volumes, vol)
+	}
+	if len(proj.Services) != 2 {
+		t.Errorf("compose file has %d services, want 2", len(proj.Services))
+	}
+	for name, s := range proj.Services {
+		if len(s.Volumes) != 1 || s.Volumes[0].Type != types.VolumeTypeVolume || s.Volumes[0].Source != "app" || s.Volumes[0].Target != "/app" {
+			t.Errorf("service %s volumes %+v, want the project volume at /app", name, s.Volumes)
+		}
+	}
+}
+
+// TestDockerVolumesSetting: USE_DOCKER_VOLUMES takes true or false and nothing else.
+func TestDockerVolumesSetting(t *testing.T) {
+	c := newCLI(t)
+	r := c.runIn(nil, []string{"USE_DOCKER_VOLUMES=maybe"}, "projects", "ls")
+	if r.code != 2 || !strings.Contains(r.stderr, "USE_DOCKER_VOLUMES") || !strings.Contains(r.stderr, "true or false") {
+		t.Errorf("USE_DOCKER_VOLUMES=maybe: exit %d, %q", r.code, r.stderr)
+	}
 }
 
 func randSuffix(t *testing.T) string {

@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/sailtui/sailtui/backends/docker"
+	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/local"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
@@ -29,25 +30,45 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
+	// A cluster that does not answer is reported before the store is opened (and migrated).
+	var krt *kubernetes.Runtime
+	if cfg.Mode == "kubernetes" {
+		var err error
+		if krt, err = openKubernetes(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
 	store, notifier, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	rt, closeRuntime, err := openRuntime(cfg)
-	if err != nil {
-		closeStore()
-		return nil, err
+	var (
+		rt           engine.Runtime
+		vols         engine.Volumes
+		closeRuntime = func() {}
+	)
+	if krt != nil {
+		// CSI VolumeSnapshots: the archive object store is not used in this mode.
+		rt, vols = krt, kubernetes.NewSnapshots(krt)
+	} else {
+		srt, closeSrt, err := openRuntime(cfg)
+		if err != nil {
+			closeStore()
+			return nil, err
+		}
+		objects, err := openObjects(ctx, cfg)
+		if err != nil {
+			closeSrt()
+			closeStore()
+			return nil, err
+		}
+		rt, closeRuntime = srt, closeSrt
+		vols = archive.NewSandwich(objects, srt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
 	}
 	closeAll := func() {
 		closeRuntime()
 		closeStore()
 	}
-	objects, err := openObjects(ctx, cfg)
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	vols := archive.NewSandwich(objects, rt, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
 	ecfg := engine.Config{
 		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
 		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, OpTimeout: cfg.OpTimeout, SweepConcurrency: cfg.SweepConcurrency,
@@ -82,6 +103,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 			NetworkPrefix: cfg.DockerNetworkPrefix,
 			User:          cfg.DockerUser,
 			Router:        cfg.TraefikContainer,
+			Volumes:       cfg.DockerVolumes,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker runtime: %w", err)

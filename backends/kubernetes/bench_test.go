@@ -1,0 +1,102 @@
+package kubernetes_test
+
+import (
+	"fmt"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
+	"github.com/sailtui/sailtui/engine"
+)
+
+// countingTransport counts the requests a client makes.
+type countingTransport struct {
+	next http.RoundTripper
+	n    *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// The fewest requests the objects of a two-container project need, each object written once
+// and each wait one watch:
+//   - start: namespace, NetworkPolicy, RoleBinding, PVC, file-manager Deployment, and per
+//     container a Service, an Ingress and a Deployment = 5 + 2×3 = 11;
+//   - hibernate: scale the two Deployments to 0 and watch each go (4), create the VolumeSnapshot
+//     and watch it ready (2), set its content to Retain (1), delete the namespace and watch it
+//     go (2) = 9;
+//   - wake: namespace, NetworkPolicy, RoleBinding (3), pre-provisioned content, VolumeSnapshot and
+//     a watch for ready (3), PVC and file manager (2), and per container Service, Ingress and
+//     Deployment (6) = 14.
+const (
+	minStartRequests     = 11
+	minHibernateRequests = 9
+	minWakeRequests      = 14
+)
+
+// BenchmarkKubernetes measures API requests and wall time of start, hibernate and wake of a
+// two-container project on the real API server, beside the minimum number of requests.
+func BenchmarkKubernetes(b *testing.B) {
+	c := k8stest.Start(b)
+	var n atomic.Int64
+	rt := newRuntime(b, c, func(cfg *kubernetes.Config) {
+		cfg.REST.Wrap(func(next http.RoundTripper) http.RoundTripper { return countingTransport{next: next, n: &n} })
+	})
+	defer c.StartKubelet(b, "")()
+	defer c.StartSnapshotter(b, "")()
+	store := newStore(b)
+	eng, err := engine.New(engine.Config{Store: store, Runtime: rt, Volumes: kubernetes.NewSnapshots(rt)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	type phase struct {
+		name     string
+		min      int
+		requests int64
+		wall     time.Duration
+	}
+	phases := []*phase{{name: "start", min: minStartRequests}, {name: "hibernate", min: minHibernateRequests}, {name: "wake", min: minWakeRequests}}
+	measure := func(ph *phase, f func() error) {
+		before := n.Load()
+		t0 := time.Now()
+		if err := f(); err != nil {
+			b.Fatalf("%s: %v", ph.name, err)
+		}
+		ph.wall += time.Since(t0)
+		ph.requests += n.Load() - before
+	}
+	rounds := 0
+	for b.Loop() {
+		rounds++
+		var p engine.Project
+		measure(phases[0], func() error {
+			// Creating the environment and starting its containers is what "start" costs.
+			var err error
+			p, err = eng.CreateProject(ctx, engine.CreateRequest{Name: fmt.Sprintf("bench %d", rounds), Owner: "bench",
+				Containers: []engine.ContainerSpec{{Name: "web", Directory: "web", Port: 5173, Command: "npm run dev"},
+					{Name: "api", Directory: "api", Port: 8000, Command: "uvicorn main:app"}}})
+			if err != nil {
+				return err
+			}
+			_, err = eng.StartProject(ctx, p.ID)
+			return err
+		})
+		measure(phases[1], func() error { _, err := eng.Hibernate(ctx, p.ID); return err })
+		measure(phases[2], func() error { _, err := eng.Wake(ctx, p.ID); return err })
+		if err := rt.DestroyProject(ctx, p, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, ph := range phases {
+		req := float64(ph.requests) / float64(rounds)
+		b.ReportMetric(req, ph.name+"-requests/op")
+		b.ReportMetric(float64(ph.wall.Milliseconds())/float64(rounds), ph.name+"-ms/op")
+		b.Logf("%-9s %5.1f requests (minimum %d, %.2fx), %6.0f ms", ph.name, req, ph.min, req/float64(ph.min), float64(ph.wall.Milliseconds())/float64(rounds))
+	}
+}

@@ -1,0 +1,328 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// EnsureProject creates what the project needs to exist, leaving what is there: namespace,
+// NetworkPolicy, the sweeper's RoleBinding, PVC and file manager. A namespace still being
+// deleted (a hibernation's teardown) is waited out first; one sailtui did not make is refused.
+func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
+	ns := r.Namespace(p)
+	if err := r.ensureNamespace(ctx, p); err != nil {
+		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+	}
+	if _, err := apply(ctx, r.core.NetworkingV1().NetworkPolicies(ns), r.networkPolicyObject(p)); err != nil {
+		return fmt.Errorf("ensure project %s: network policy: %w", p.Slug, err)
+	}
+	if r.cfg.Sweeper != "" {
+		if _, err := apply(ctx, r.core.RbacV1().RoleBindings(ns), r.sweeperBindingObject(p)); err != nil {
+			return fmt.Errorf("ensure project %s: sweeper role binding: %w", p.Slug, err)
+		}
+	}
+	if p.Status == engine.StatusRestoring {
+		// The restore that follows creates the PVC from its snapshot (a PVC's source cannot
+		// change later) and the file manager with it.
+		return nil
+	}
+	if err := r.createPVC(ctx, p, ""); err != nil {
+		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+	}
+	if err := r.ensureFileManager(ctx, p); err != nil {
+		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// ensureNamespace creates p's namespace, or checks the one there is ours and not going away
+// (waiting it out when it is).
+func (r *Runtime) ensureNamespace(ctx context.Context, p engine.Project) error {
+	want := r.namespaceObject(p)
+	for range 2 {
+		_, err := r.core.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", want.Name, err)
+		}
+		cur, err := r.core.CoreV1().Namespaces().Get(ctx, want.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue // deleted between the two calls
+		}
+		if err != nil {
+			return fmt.Errorf("read namespace %s: %w", want.Name, err)
+		}
+		if !managed(cur) || cur.Labels[LabelProjectID] != want.Labels[LabelProjectID] {
+			return fmt.Errorf("namespace %s exists and is not this project's (labels %v): remove or rename it: %w", want.Name, cur.Labels, engine.ErrConflict)
+		}
+		if cur.DeletionTimestamp == nil {
+			_, err := apply(ctx, r.core.CoreV1().Namespaces(), want)
+			return err
+		}
+		if err := r.waitNamespaceGone(ctx, want.Name); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("namespace %s keeps coming back while being created", want.Name)
+}
+
+// createPVC creates the project's PVC (from the VolumeSnapshot named from, when set) unless
+// one exists: a PVC's source cannot change, so an existing one is never touched here.
+func (r *Runtime) createPVC(ctx context.Context, p engine.Project, from string) error {
+	_, err := r.core.CoreV1().PersistentVolumeClaims(r.Namespace(p)).Create(ctx, r.pvcObject(p, from), metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create pvc %s: %w", PVCName, err)
+	}
+	return nil
+}
+
+func (r *Runtime) waitNamespaceGone(ctx context.Context, ns string) error {
+	return waitFor(ctx, r.core.CoreV1().RESTClient(), "namespaces", "", ns, &corev1.Namespace{}, r.cfg.DeleteTimeout, gone)
+}
+
+// StartContainer applies the container's Service, Ingress and Deployment (replicas 1). It does
+// not wait for the pod: ContainerStatus says when it is ready.
+func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	if strings.TrimSpace(spec.Command) == "" {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: empty command: %w", c.Name, engine.ErrBadInput)
+	}
+	ns := r.Namespace(p)
+	if _, err := apply(ctx, r.core.CoreV1().Services(ns), r.serviceObject(p, c, spec)); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: service: %w", c.Name, err)
+	}
+	if _, err := apply(ctx, r.core.NetworkingV1().Ingresses(ns), r.ingressObject(p, c, spec)); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: ingress: %w", c.Name, err)
+	}
+	d, err := apply(ctx, r.core.AppsV1().Deployments(ns), r.devObject(p, c, spec, 1))
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: deployment: %w", c.Name, err)
+	}
+	return r.statusOf(ctx, p, c, d), nil
+}
+
+// StopContainer scales the container's Deployment to zero and waits for its pod to go; its
+// Service and Ingress stay, so a start is one request.
+func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	if err := r.scaleDown(ctx, r.Namespace(p), devName(c)); err != nil {
+		return fmt.Errorf("stop %s: %w", c.Name, err)
+	}
+	return nil
+}
+
+func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
+	deps := r.core.AppsV1().Deployments(ns)
+	d, err := deps.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{FieldManager: fieldManager})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("scale deployment %s to 0: %w", name, err)
+	}
+	// Wait until no pod of the Deployment is left.
+	return waitFrom(ctx, r.core.AppsV1().RESTClient(), "deployments", d, r.cfg.DeleteTimeout,
+		func(obj runtime.Object) (bool, error) {
+			if obj == nil {
+				return true, nil
+			}
+			d := obj.(*appsv1.Deployment)
+			return d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0, nil
+		})
+}
+
+// StopProject scales every dev Deployment of the project to zero and waits for their pods to
+// go, so a snapshot taken next sees files nobody writes. The file manager stays.
+func (r *Runtime) StopProject(ctx context.Context, p engine.Project, _ []engine.Container) error {
+	ns := r.Namespace(p)
+	list, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{LabelComponent: ComponentDev}.String()})
+	if err != nil {
+		if r.namespaceGone(ctx, ns, err) {
+			return nil
+		}
+		return fmt.Errorf("stop project %s: list deployments: %w", p.Slug, err)
+	}
+	var errs []error
+	for _, d := range list.Items {
+		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0 {
+			continue
+		}
+		if err := r.scaleDown(ctx, ns, d.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("stop project %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// namespaceGone reports whether err, from a request into ns, came because ns does not exist:
+// a NotFound, or a Forbidden when the caller's rights in ns came from a RoleBinding that went
+// with it (the sweeper's).
+func (r *Runtime) namespaceGone(ctx context.Context, ns string, err error) bool {
+	if !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		return false
+	}
+	_, gerr := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	return apierrors.IsNotFound(gerr)
+}
+
+// ContainerStatus reads the container's Deployment: replicas 0 is stopped, an available pod is
+// running, anything else is starting (with the reason a pod waits, when it can be read).
+func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
+	d, err := r.core.AppsV1().Deployments(r.Namespace(p)).Get(ctx, devName(c), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err != nil && r.namespaceGone(ctx, r.Namespace(p), err)) {
+		return engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}, nil
+	}
+	if err != nil {
+		return engine.ContainerStatus{Name: c.Name, State: engine.ContainerUnknown}, fmt.Errorf("status of %s: %w", c.Name, err)
+	}
+	return r.statusOf(ctx, p, c, d), nil
+}
+
+func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Container, d *appsv1.Deployment) engine.ContainerStatus {
+	st := engine.ContainerStatus{Name: c.Name, URL: r.URL(p, c)}
+	switch {
+	case d.Spec.Replicas != nil && *d.Spec.Replicas == 0:
+		st.State, st.URL = engine.ContainerStopped, ""
+		if d.Status.Replicas > 0 {
+			st.Detail = "stopping"
+		}
+	case d.Status.AvailableReplicas > 0 && d.Status.ObservedGeneration >= d.Generation:
+		st.State = engine.ContainerRunning
+		for _, cond := range d.Status.Conditions {
+			if cond.Type == appsv1.DeploymentAvailable {
+				st.StartedAt = cond.LastTransitionTime.UTC()
+			}
+		}
+	default:
+		st.State = engine.ContainerStarting
+		st.Detail = r.podDetail(ctx, d)
+	}
+	return st
+}
+
+// podDetail says why a dev pod is not ready yet (image pull, crash loop, unschedulable), best
+// effort: a caller without the right to list pods gets the Deployment's own message.
+func (r *Runtime) podDetail(ctx context.Context, d *appsv1.Deployment) string {
+	for _, cond := range d.Status.Conditions {
+		if cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse {
+			return cond.Message
+		}
+	}
+	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	if err != nil {
+		return ""
+	}
+	for _, pod := range pods.Items {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason != "" {
+				return strings.TrimSpace(w.Reason + ": " + w.Message)
+			}
+		}
+		for _, cond := range pod.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+				return strings.TrimSpace(cond.Reason + ": " + cond.Message)
+			}
+		}
+		if pod.Status.Phase == corev1.PodPending {
+			return "pod pending"
+		}
+	}
+	return ""
+}
+
+// DestroyProject deletes the project's namespace (with everything in it) and waits until it
+// is gone. The engine calls it only after every snapshot it keeps has its content set to
+// Retain (WaitReady), so the deletion takes no snapshot data with it.
+func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engine.Container) error {
+	ns := r.Namespace(p)
+	cur, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("destroy %s: read namespace %s: %w", p.Slug, ns, err)
+	}
+	if !managed(cur) || cur.Labels[LabelProjectID] != labelValue(p.ID) {
+		return fmt.Errorf("destroy %s: namespace %s is not this project's; not deleting it: %w", p.Slug, ns, engine.ErrConflict)
+	}
+	if cur.DeletionTimestamp == nil {
+		uid := cur.UID
+		err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("destroy %s: delete namespace %s: %w", p.Slug, ns, err)
+		}
+	}
+	// The namespace controller empties it and then removes it; the watch starts from the
+	// version read above, so no event in between is missed.
+	if err := waitFrom(ctx, r.core.CoreV1().RESTClient(), "namespaces", cur, r.cfg.DeleteTimeout, gone); err != nil {
+		return fmt.Errorf("destroy %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// ProjectExists reports whether the project's PVC is there and not being deleted.
+func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, error) {
+	ns := r.Namespace(p)
+	pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) || r.namespaceGone(ctx, ns, err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("read pvc %s/%s: %w", ns, PVCName, err)
+	}
+	return pvc.DeletionTimestamp == nil, nil
+}
+
+// Describe lists the project's objects as the API server has them.
+func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Container) (string, error) {
+	ns := r.Namespace(p)
+	var b strings.Builder
+	nsObj, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		fmt.Fprintf(&b, "namespace %s: absent (hibernated or not created)\n", ns)
+		return b.String(), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
+	}
+	fmt.Fprintf(&b, "namespace %s: %s\n", ns, nsObj.Status.Phase)
+	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil {
+		src := ""
+		if pvc.Spec.DataSource != nil {
+			src = ", from " + pvc.Spec.DataSource.Kind + " " + pvc.Spec.DataSource.Name
+		}
+		req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
+		fmt.Fprintf(&b, "pvc %s: %s, %s%s\n", PVCName, pvc.Status.Phase, req.String(), src)
+	}
+	deps, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		slices.SortFunc(deps.Items, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
+		for _, d := range deps.Items {
+			want := int32(1)
+			if d.Spec.Replicas != nil {
+				want = *d.Spec.Replicas
+			}
+			fmt.Fprintf(&b, "deployment %s: %d/%d ready\n", d.Name, d.Status.ReadyReplicas, want)
+		}
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "container %s: %s\n", c.Name, r.URL(p, c))
+	}
+	return b.String(), nil
+}

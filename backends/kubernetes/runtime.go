@@ -1,0 +1,294 @@
+// Package kubernetes is the production runtime: every project is a namespace holding its PVC, an
+// always-on file-manager Deployment, one dev Deployment, Service and Ingress per container, a
+// NetworkPolicy that walls it off, and (for the headless sweeps) a RoleBinding. It talks to the
+// API server through client-go only, so everything that needs no process in a pod (create,
+// start, stop, hibernate, wake, snapshots, purge) works and is tested against a bare control
+// plane; file operations, exec and logs go through the file-manager and dev pods.
+//
+// Hibernation uses CSI VolumeSnapshots (Snapshots, an engine.Volumes); see snapshots.go.
+package kubernetes
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clientset "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Labels every object carries; the platform's other parts select on the tesslate.io keys.
+const (
+	LabelManagedBy    = "app.kubernetes.io/managed-by"
+	ManagedBy         = "sailtui"
+	LabelProjectID    = "tesslate.io/project-id"
+	LabelUserID       = "tesslate.io/user-id"
+	LabelComponent    = "tesslate.io/component"
+	LabelContainerID  = "tesslate.io/container-id"
+	LabelContainerDir = "tesslate.io/container-directory"
+	LabelSnapshotID   = "tesslate.io/snapshot-id"
+)
+
+// Components, the values of LabelComponent.
+const (
+	ComponentProject     = "project"
+	ComponentStorage     = "storage"
+	ComponentFileManager = "file-manager"
+	ComponentDev         = "dev"
+	ComponentSnapshot    = "snapshot"
+)
+
+// Fixed object names inside a project namespace.
+const (
+	PVCName         = "project-storage"
+	FileManagerName = "file-manager"
+	NetworkPolicy   = "project-isolation"
+	// MountPath is where the project's storage is mounted in every pod.
+	MountPath = "/app"
+	// fieldManager owns the fields sailtui applies (server-side apply).
+	fieldManager = "sailtui"
+)
+
+// Config configures the runtime. Zero values get the defaults of the reference platform.
+type Config struct {
+	// REST is the API server connection (kubeconfig or in-cluster); required.
+	REST *rest.Config
+
+	// Image runs the dev containers (DEVSERVER_IMAGE); FileManagerImage the file manager
+	// (default Image). Both need a POSIX sh, cat, find, stat, readlink, mkdir, rm and timeout.
+	Image            string
+	FileManagerImage string
+	ImagePullPolicy  string
+
+	AppDomain     string // default "localhost"
+	IngressClass  string // K8S_INGRESS_CLASS, default "nginx"
+	TLSSecret     string // K8S_WILDCARD_TLS_SECRET: Ingress TLS when set
+	StorageClass  string // K8S_STORAGE_CLASS: "" uses the cluster default
+	PVCSize       string // K8S_PVC_SIZE, default "5Gi"
+	PVCAccessMode string // K8S_PVC_ACCESS_MODE, default "ReadWriteOnce"
+	// PodAffinity (K8S_ENABLE_POD_AFFINITY) keeps a project's pods on one node, which a
+	// ReadWriteOnce volume shared by them requires.
+	PodAffinity bool
+	// NamespacePrefix precedes the project id in its namespace name (default "proj-").
+	NamespacePrefix string
+	// IngressNamespace and PlatformNamespace may reach project pods (NetworkPolicy).
+	IngressNamespace  string // default "ingress-nginx"
+	PlatformNamespace string // default "tesslate"
+
+	// SnapshotClass is the VolumeSnapshotClass (K8S_SNAPSHOT_CLASS; "" uses the default class).
+	SnapshotClass string
+	// SnapshotReadyTimeout bounds the wait for readyToUse (default 300 s).
+	SnapshotReadyTimeout time.Duration
+	// DeleteTimeout bounds waits for a namespace or PVC to go (default 5 min).
+	DeleteTimeout time.Duration
+
+	// Sweeper, "namespace/name" of the service account the headless sweeps run as, gets the
+	// SweeperProjectRole in every project namespace. "" creates no RoleBinding.
+	Sweeper string
+}
+
+func (c *Config) defaults() error {
+	if c.REST == nil {
+		return errors.New("kubernetes runtime: no API server configuration")
+	}
+	if c.Image == "" {
+		c.Image = "tesslate-devserver:latest"
+	}
+	if c.FileManagerImage == "" {
+		c.FileManagerImage = c.Image
+	}
+	if c.ImagePullPolicy == "" {
+		c.ImagePullPolicy = "IfNotPresent"
+	}
+	if c.AppDomain == "" {
+		c.AppDomain = "localhost"
+	}
+	if c.IngressClass == "" {
+		c.IngressClass = "nginx"
+	}
+	if c.PVCSize == "" {
+		c.PVCSize = "5Gi"
+	}
+	if _, err := resource.ParseQuantity(c.PVCSize); err != nil {
+		return fmt.Errorf("K8S_PVC_SIZE=%q: %w (want a quantity such as 5Gi)", c.PVCSize, err)
+	}
+	if c.PVCAccessMode == "" {
+		c.PVCAccessMode = "ReadWriteOnce"
+	}
+	switch c.PVCAccessMode {
+	case "ReadWriteOnce", "ReadWriteMany", "ReadWriteOncePod":
+	default:
+		return fmt.Errorf("K8S_PVC_ACCESS_MODE=%q: want ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", c.PVCAccessMode)
+	}
+	if c.NamespacePrefix == "" {
+		c.NamespacePrefix = "proj-"
+	}
+	if c.IngressNamespace == "" {
+		c.IngressNamespace = "ingress-nginx"
+	}
+	if c.PlatformNamespace == "" {
+		c.PlatformNamespace = "tesslate"
+	}
+	if c.SnapshotReadyTimeout <= 0 {
+		c.SnapshotReadyTimeout = 300 * time.Second
+	}
+	if c.DeleteTimeout <= 0 {
+		c.DeleteTimeout = 5 * time.Minute
+	}
+	if c.Sweeper != "" {
+		ns, name, ok := strings.Cut(c.Sweeper, "/")
+		if !ok || ns == "" || name == "" {
+			return fmt.Errorf("sweeper service account %q: want namespace/name", c.Sweeper)
+		}
+	}
+	return nil
+}
+
+// Runtime is the kubernetes engine.Runtime.
+type Runtime struct {
+	cfg   Config
+	core  clientset.Interface
+	snaps snapclient.Interface
+	exec  executor
+}
+
+var (
+	_ engine.Runtime     = (*Runtime)(nil)
+	_ engine.RemoteFiles = (*Runtime)(nil)
+	_ engine.GitCloner   = (*Runtime)(nil)
+)
+
+// New connects to the API server of cfg.REST. It makes no request: a wrong address shows at
+// the first call (use Check to fail early).
+func New(cfg Config) (*Runtime, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	core, err := clientset.NewForConfig(cfg.REST)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	snaps, err := snapclient.NewForConfig(cfg.REST)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes snapshot client: %w", err)
+	}
+	return &Runtime{cfg: cfg, core: core, snaps: snaps, exec: &podExecutor{config: cfg.REST, client: core}}, nil
+}
+
+// Mode implements engine.Runtime.
+func (r *Runtime) Mode() string { return "kubernetes" }
+
+// FilesNeedProcess implements engine.RemoteFiles: every file operation is an exec into the
+// file-manager pod.
+func (r *Runtime) FilesNeedProcess() bool { return true }
+
+// Check asks the API server for its version, so a wrong address or credential is reported
+// before any work starts.
+func (r *Runtime) Check(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := r.core.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(ctx); err != nil {
+		return fmt.Errorf("kubernetes API server %s: %w", r.cfg.REST.Host, err)
+	}
+	return nil
+}
+
+// Namespace is the project's namespace: the prefix and the project id, cut to a DNS label.
+func (r *Runtime) Namespace(p engine.Project) string {
+	return dnsLabel(r.cfg.NamespacePrefix + strings.ToLower(p.ID))
+}
+
+// devName names a container's Deployment, Service and Ingress.
+func devName(c engine.Container) string { return dnsLabel("dev-" + strings.ToLower(c.Name)) }
+
+// Host is the container's public host name: <slug>-<dir>.<domain>, the first label cut to 63
+// characters with a hash of the whole kept, so two long names never share a host.
+func (r *Runtime) Host(p engine.Project, c engine.Container) string {
+	dir := c.Directory
+	if dir == "" || dir == "." {
+		dir = c.Name
+	}
+	return dnsLabel(p.Slug+"-"+strings.ReplaceAll(dir, "/", "-")) + "." + r.cfg.AppDomain
+}
+
+// dnsLabel makes s a valid DNS-1123 label: lower case, [a-z0-9-], at most 63 characters,
+// starting and ending with an alphanumeric. A label that had to be changed or cut gets a hash
+// of the original at its end, so distinct inputs stay distinct.
+func dnsLabel(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == s && len(out) <= validation.DNS1123LabelMaxLength && out != "" {
+		return out
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	if len(out) > validation.DNS1123LabelMaxLength-9 {
+		out = strings.TrimRight(out[:validation.DNS1123LabelMaxLength-9], "-")
+	}
+	if out == "" {
+		return "x-" + h
+	}
+	return out + "-" + h
+}
+
+// labelValue makes s a valid label value (at most 63 of [A-Za-z0-9._-], alphanumeric at both
+// ends), with a hash when it had to change, as dnsLabel does.
+func labelValue(s string) string {
+	if len(validation.IsValidLabelValue(s)) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	sum := sha256.Sum256([]byte(s))
+	h := hex.EncodeToString(sum[:])[:8]
+	out := strings.Trim(b.String(), "-._")
+	if len(out) > 63-9 {
+		out = strings.TrimRight(out[:63-9], "-._")
+	}
+	if out == "" {
+		return h
+	}
+	return out + "-" + h
+}
+
+// projectLabels are the labels of every object of p.
+func projectLabels(p engine.Project, component string) map[string]string {
+	return map[string]string{
+		LabelManagedBy: ManagedBy,
+		LabelProjectID: labelValue(p.ID),
+		LabelUserID:    labelValue(p.Owner),
+		LabelComponent: component,
+	}
+}
+
+// containerLabels add the container's keys to projectLabels.
+func containerLabels(p engine.Project, c engine.Container) map[string]string {
+	l := projectLabels(p, ComponentDev)
+	l[LabelContainerID] = labelValue(c.Name)
+	l[LabelContainerDir] = labelValue(c.Directory)
+	return l
+}

@@ -1,0 +1,351 @@
+package kubernetes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// SnapshotsBackend is what Snapshots stores in Snapshot.Backend.
+const SnapshotsBackend = "csi"
+
+// Snapshots is the engine.Volumes of CSI VolumeSnapshots. A snapshot lives as a VolumeSnapshot
+// in the project's namespace and its VolumeSnapshotContent, which is switched to
+// deletionPolicy Retain once ready, so the namespace can be deleted (hibernation) without
+// taking the data with it. Restoring into a namespace that no longer has the VolumeSnapshot
+// binds a new, pre-provisioned content (same snapshot handle, also Retain) to a new
+// VolumeSnapshot there, and the PVC is created from it. Delete removes the VolumeSnapshot and
+// every content of the snapshot, the original last and with deletionPolicy Delete, so the
+// storage system frees the data.
+//
+// Snapshot.Location is "<namespace>/<volumesnapshot>" and, once ready, "/<content>".
+type Snapshots struct {
+	rt *Runtime
+}
+
+var _ engine.Volumes = (*Snapshots)(nil)
+
+// NewSnapshots returns the VolumeSnapshot Volumes of rt's cluster.
+func NewSnapshots(rt *Runtime) *Snapshots { return &Snapshots{rt: rt} }
+
+// Name implements engine.Volumes.
+func (s *Snapshots) Name() string { return SnapshotsBackend }
+
+type location struct{ ns, name, content string }
+
+func parseLocation(s engine.Snapshot) (location, error) {
+	parts := strings.Split(s.Location, "/")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+		return location{}, fmt.Errorf("snapshot %s: location %q is not namespace/volumesnapshot[/content]: %w", s.ID, s.Location, engine.ErrBadInput)
+	}
+	l := location{ns: parts[0], name: parts[1]}
+	if len(parts) == 3 {
+		l.content = parts[2]
+	}
+	return l, nil
+}
+
+func (l location) String() string {
+	if l.content == "" {
+		return l.ns + "/" + l.name
+	}
+	return l.ns + "/" + l.name + "/" + l.content
+}
+
+// snapshotName is the VolumeSnapshot of engine snapshot id: ids are made of [a-z0-9-].
+func snapshotName(id string) string { return dnsLabel("snap-" + id) }
+
+func (s *Snapshots) snapshotLabels(p engine.Project, id string) map[string]string {
+	l := projectLabels(p, ComponentSnapshot)
+	l[LabelSnapshotID] = labelValue(id)
+	return l
+}
+
+// Create makes the VolumeSnapshot of the project's PVC (idempotent: a retry finds the one it
+// made). It does not wait: WaitReady does.
+func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+	rt := s.rt
+	ns := rt.Namespace(p)
+	pvc := PVCName
+	vs := &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: snapshotName(snap.ID), Namespace: ns, Labels: s.snapshotLabels(p, snap.ID)},
+		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &pvc}},
+	}
+	if rt.cfg.SnapshotClass != "" {
+		vs.Spec.VolumeSnapshotClassName = &rt.cfg.SnapshotClass
+	}
+	if progress != nil {
+		progress(engine.Progress{Phase: "snapshot"})
+	}
+	_, err := rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return snap, fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, vs.Name, err)
+	}
+	snap.Backend = SnapshotsBackend
+	snap.Location = location{ns: ns, name: vs.Name}.String()
+	return snap, nil
+}
+
+// WaitReady waits (up to the configured timeout) for the VolumeSnapshot to be readyToUse, then
+// switches its content to deletionPolicy Retain and records the content's name and size. A
+// snapshot already recorded with its content is checked by reading the content.
+func (s *Snapshots) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
+	rt := s.rt
+	loc, err := parseLocation(snap)
+	if err != nil {
+		return snap, err
+	}
+	contents := rt.snaps.SnapshotV1().VolumeSnapshotContents()
+	if loc.content == "" {
+		var ready *snapv1.VolumeSnapshot
+		var lastErr string
+		err := waitFor(ctx, rt.snaps.SnapshotV1().RESTClient(), "volumesnapshots", loc.ns, loc.name, &snapv1.VolumeSnapshot{},
+			rt.cfg.SnapshotReadyTimeout, func(obj runtime.Object) (bool, error) {
+				if obj == nil {
+					return false, fmt.Errorf("VolumeSnapshot %s/%s is gone: %w", loc.ns, loc.name, engine.ErrNotFound)
+				}
+				vs := obj.(*snapv1.VolumeSnapshot)
+				st := vs.Status
+				if st == nil {
+					return false, nil
+				}
+				if st.Error != nil && st.Error.Message != nil {
+					lastErr = *st.Error.Message // the snapshotter retries; reported if the wait runs out
+				}
+				if st.ReadyToUse != nil && *st.ReadyToUse && st.BoundVolumeSnapshotContentName != nil {
+					ready = vs
+					return true, nil
+				}
+				return false, nil
+			})
+		if err != nil {
+			if errors.Is(err, errWaitTimeout) {
+				if lastErr != "" {
+					err = fmt.Errorf("%w (snapshotter: %s)", err, lastErr)
+				}
+				return snap, fmt.Errorf("VolumeSnapshot %s/%s not ready within %s (K8S_SNAPSHOT_READY_TIMEOUT_SECONDS); nothing was deleted: %w",
+					loc.ns, loc.name, rt.cfg.SnapshotReadyTimeout, err)
+			}
+			return snap, err
+		}
+		loc.content = *ready.Status.BoundVolumeSnapshotContentName
+		if ready.Status.RestoreSize != nil {
+			snap.SizeBytes = ready.Status.RestoreSize.Value()
+		}
+	}
+	content, err := contents.Get(ctx, loc.content, metav1.GetOptions{})
+	if err != nil {
+		return snap, fmt.Errorf("read VolumeSnapshotContent %s: %w", loc.content, err)
+	}
+	if content.Status == nil || content.Status.ReadyToUse == nil || !*content.Status.ReadyToUse || content.Status.SnapshotHandle == nil {
+		return snap, fmt.Errorf("VolumeSnapshotContent %s is not ready: %w", loc.content, engine.ErrBadState)
+	}
+	if content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
+		if err := s.setDeletionPolicy(ctx, loc.content, snapv1.VolumeSnapshotContentRetain); err != nil {
+			return snap, err
+		}
+	}
+	if snap.SizeBytes == 0 && content.Status.RestoreSize != nil {
+		snap.SizeBytes = *content.Status.RestoreSize
+	}
+	snap.Location = loc.String()
+	return snap, nil
+}
+
+func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, policy snapv1.DeletionPolicy) error {
+	patch := fmt.Sprintf(`{"spec":{"deletionPolicy":%q}}`, policy)
+	_, err := s.rt.snaps.SnapshotV1().VolumeSnapshotContents().Patch(ctx, content, types.MergePatchType, []byte(patch),
+		metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil {
+		return fmt.Errorf("set deletionPolicy %s on VolumeSnapshotContent %s: %w", policy, content, err)
+	}
+	return nil
+}
+
+// Restore gives the project a PVC made from the snapshot: the VolumeSnapshot itself when it is
+// still in the project's namespace, else a new one bound to a pre-provisioned content. The
+// old PVC (and the pods that mount it) are removed only once that VolumeSnapshot is ready.
+func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+	rt := s.rt
+	loc, err := parseLocation(snap)
+	if err != nil {
+		return err
+	}
+	if loc.content == "" {
+		return fmt.Errorf("restore %s: snapshot %s was never ready (no content recorded): %w", p.Slug, snap.ID, engine.ErrBadState)
+	}
+	if progress != nil {
+		progress(engine.Progress{Phase: "restore"})
+	}
+	ns := rt.Namespace(p)
+	source, err := s.sourceIn(ctx, p, snap, loc)
+	if err != nil {
+		return fmt.Errorf("restore %s from %s: %w", p.Slug, snap.ID, err)
+	}
+	pvcs := rt.core.CoreV1().PersistentVolumeClaims(ns)
+	cur, err := pvcs.Get(ctx, PVCName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("restore %s: read pvc: %w", p.Slug, err)
+	case cur.Spec.DataSource != nil && cur.Spec.DataSource.Name == source && cur.DeletionTimestamp == nil:
+		// A resumed restore that got this far already.
+		return rt.ensureFileManager(ctx, p)
+	default:
+		if err := s.removePVC(ctx, p, cur); err != nil {
+			return fmt.Errorf("restore %s: %w", p.Slug, err)
+		}
+	}
+	if err := rt.createPVC(ctx, p, source); err != nil {
+		return fmt.Errorf("restore %s: %w", p.Slug, err)
+	}
+	if err := rt.ensureFileManager(ctx, p); err != nil {
+		return fmt.Errorf("restore %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// sourceIn returns the name of a ready VolumeSnapshot of snap in p's namespace, making one from
+// a pre-provisioned content when the original is not there.
+func (s *Snapshots) sourceIn(ctx context.Context, p engine.Project, snap engine.Snapshot, loc location) (string, error) {
+	rt := s.rt
+	ns := rt.Namespace(p)
+	api := rt.snaps.SnapshotV1()
+	if loc.ns == ns {
+		vs, err := api.VolumeSnapshots(ns).Get(ctx, loc.name, metav1.GetOptions{})
+		if err == nil && vs.DeletionTimestamp == nil && vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse {
+			return loc.name, nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("read VolumeSnapshot %s/%s: %w", ns, loc.name, err)
+		}
+	}
+	orig, err := api.VolumeSnapshotContents().Get(ctx, loc.content, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("read VolumeSnapshotContent %s: %w", loc.content, err)
+	}
+	if orig.Status == nil || orig.Status.SnapshotHandle == nil {
+		return "", fmt.Errorf("VolumeSnapshotContent %s has no snapshot handle: %w", loc.content, engine.ErrBadState)
+	}
+	name := dnsLabel("restore-" + snap.ID)
+	contentName := dnsLabel("sailtui-" + ns + "-" + name)
+	handle := *orig.Status.SnapshotHandle
+	content := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: metav1.ObjectMeta{Name: contentName, Labels: s.snapshotLabels(p, snap.ID)},
+		Spec: snapv1.VolumeSnapshotContentSpec{
+			// Retain: this content shares its handle with the original; deleting it must never
+			// delete the data the original still names.
+			DeletionPolicy:          snapv1.VolumeSnapshotContentRetain,
+			Driver:                  orig.Spec.Driver,
+			Source:                  snapv1.VolumeSnapshotContentSource{SnapshotHandle: &handle},
+			VolumeSnapshotClassName: orig.Spec.VolumeSnapshotClassName,
+			VolumeSnapshotRef:       corev1.ObjectReference{Namespace: ns, Name: name, Kind: "VolumeSnapshot", APIVersion: snapv1.SchemeGroupVersion.String()},
+		},
+	}
+	if _, err := api.VolumeSnapshotContents().Create(ctx, content, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create VolumeSnapshotContent %s: %w", contentName, err)
+	}
+	vs := &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: s.snapshotLabels(p, snap.ID)},
+		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: &contentName}},
+	}
+	if _, err := api.VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, name, err)
+	}
+	if _, err := s.WaitReady(ctx, engine.Snapshot{ID: snap.ID, Location: location{ns: ns, name: name}.String()}); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// removePVC deletes the project's PVC and the pods mounting it (the file manager; the dev
+// Deployments were stopped by the engine) and waits until it is gone.
+func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1.PersistentVolumeClaim) error {
+	rt := s.rt
+	ns := rt.Namespace(p)
+	if err := rt.scaleDown(ctx, ns, FileManagerName); err != nil {
+		return fmt.Errorf("stop file manager: %w", err)
+	}
+	if pvc.DeletionTimestamp == nil {
+		uid := pvc.UID
+		err := rt.core.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, PVCName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete pvc %s: %w", PVCName, err)
+		}
+	}
+	err := waitFrom(ctx, rt.core.CoreV1().RESTClient(), "persistentvolumeclaims", pvc, rt.cfg.DeleteTimeout,
+		func(obj runtime.Object) (bool, error) {
+			return obj == nil || obj.(*corev1.PersistentVolumeClaim).UID != pvc.UID, nil
+		})
+	if err != nil {
+		return fmt.Errorf("pvc %s still in use: %w", PVCName, err)
+	}
+	return nil
+}
+
+// Delete removes the snapshot: its VolumeSnapshots (when their namespace still exists), the
+// pre-provisioned contents of restores, and the original content with deletionPolicy Delete
+// so the storage system frees the data. Idempotent.
+func (s *Snapshots) Delete(ctx context.Context, snap engine.Snapshot) error {
+	rt := s.rt
+	if snap.Location == "" {
+		return nil // never created
+	}
+	loc, err := parseLocation(snap)
+	if err != nil {
+		return err
+	}
+	api := rt.snaps.SnapshotV1()
+	if err := api.VolumeSnapshots(loc.ns).Delete(ctx, loc.name, metav1.DeleteOptions{}); err != nil &&
+		!apierrors.IsNotFound(err) && !rt.namespaceGone(ctx, loc.ns, err) {
+		return fmt.Errorf("delete snapshot %s: VolumeSnapshot %s/%s: %w", snap.ID, loc.ns, loc.name, err)
+	}
+	sel := labels.Set{LabelManagedBy: ManagedBy, LabelSnapshotID: labelValue(snap.ID)}.String()
+	list, err := api.VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("delete snapshot %s: list contents: %w", snap.ID, err)
+	}
+	for _, c := range list.Items {
+		if c.Name == loc.content {
+			continue
+		}
+		if err := api.VolumeSnapshotContents().Delete(ctx, c.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete snapshot %s: content %s: %w", snap.ID, c.Name, err)
+		}
+	}
+	content := loc.content
+	if content == "" {
+		// Deleted before it was ready: its content, if the snapshotter made one, is still Delete
+		// and goes with the VolumeSnapshot.
+		return nil
+	}
+	if err := s.setDeletionPolicy(ctx, content, snapv1.VolumeSnapshotContentDelete); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("delete snapshot %s: %w", snap.ID, err)
+	}
+	if err := api.VolumeSnapshotContents().Delete(ctx, content, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete snapshot %s: content %s: %w", snap.ID, content, err)
+	}
+	return nil
+}
+
+// ensureFileManager (re)applies the file-manager Deployment with one replica.
+func (r *Runtime) ensureFileManager(ctx context.Context, p engine.Project) error {
+	if _, err := apply(ctx, r.core.AppsV1().Deployments(r.Namespace(p)), r.fileManagerObject(p)); err != nil {
+		return fmt.Errorf("file manager: %w", err)
+	}
+	return nil
+}

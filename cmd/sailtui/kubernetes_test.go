@@ -1,0 +1,143 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
+)
+
+// kubeCLI is a cli in kubernetes mode against a control plane of the test's own, with the
+// kubelet and CSI snapshotter stand-ins running for every namespace.
+func kubeCLI(t *testing.T) (*cli, *k8stest.Cluster) {
+	t.Helper()
+	cl := k8stest.Start(t)
+	cl.StartKubelet(t, "")
+	cl.StartSnapshotter(t, "")
+	c := newCLI(t)
+	c.env = []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + cl.Kubeconfig, "K8S_SNAPSHOT_CLASS=" + k8stest.SnapshotClass,
+		"APP_DOMAIN=sail.test", "K8S_WILDCARD_TLS_SECRET=wild", "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=60"}
+	return c, cl
+}
+
+// TestKubernetesEndToEnd is the path through the command line on a real API server:
+// create, add two containers, start, snapshot, hibernate (namespace gone, snapshot content
+// kept), wake (a fresh namespace with the PVC from the snapshot), purge (snapshot objects gone).
+// Nothing here execs into a pod: there is no kubelet to run one.
+func TestKubernetesEndToEnd(t *testing.T) {
+	c, cl := kubeCLI(t)
+	ctx := t.Context()
+	slug := "kube-" + randSuffix(t)
+	var p jsonProject
+	c.json(&p, "project", "create", slug, "--owner", "tester")
+	if p.Status != "active" {
+		t.Fatalf("create: %+v", p)
+	}
+	ns := "proj-" + p.ID
+	if _, err := cl.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("namespace after create: %v", err)
+	}
+	c.ok("container", "add", slug, "web", "--dir", "frontend", "--port", "5173", "--command", "npm run dev")
+	c.ok("container", "add", slug, "api", "--dir", "backend", "--port", "8000", "--command", "uvicorn main:app")
+	c.ok("project", "start", slug)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		cs := c.containers(slug)
+		if cs["web"].Status == "running" && cs["api"].Status == "running" {
+			if !strings.HasPrefix(cs["web"].URL, "https://"+slug+"-frontend.sail.test") {
+				t.Errorf("web url %q", cs["web"].URL)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("containers not running: %+v", cs)
+		}
+		time.Sleep(300 * time.Millisecond)
+	}
+	desc := c.ok("project", "describe", slug)
+	for _, want := range []string{"namespace " + ns, "deployment dev-web: 1/1", "deployment file-manager"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("describe lacks %q:\n%s", want, desc)
+		}
+	}
+
+	var manual jsonSnapshot
+	c.json(&manual, "snapshot", "create", slug, "--label", "before hibernation")
+	if manual.Status != "ready" {
+		t.Fatalf("manual snapshot: %+v", manual)
+	}
+	c.ok("project", "hibernate", slug)
+	if _, err := cl.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("namespace after hibernate: %v", err)
+	}
+	contents, err := cl.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(contents.Items) < 2 {
+		t.Fatalf("contents after hibernate: %d, want the manual and the hibernation snapshot's", len(contents.Items))
+	}
+	c.ok("project", "wake", slug)
+	pvc, err := cl.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "project-storage", metav1.GetOptions{})
+	if err != nil || pvc.Spec.DataSource == nil || pvc.Spec.DataSource.Kind != "VolumeSnapshot" {
+		t.Fatalf("pvc after wake: %v %+v", err, pvc)
+	}
+
+	// Restore the manual snapshot into the live project: a safety snapshot first, then the PVC
+	// is replaced by one from the manual snapshot.
+	c.ok("snapshot", "restore", slug, manual.ID, "--yes")
+	pvc, err = cl.Client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, "project-storage", metav1.GetOptions{})
+	if err != nil || pvc.Spec.DataSource == nil || !strings.Contains(pvc.Spec.DataSource.Name, strings.ToLower(manual.ID)) {
+		t.Fatalf("pvc after restoring %s: %v %+v", manual.ID, err, pvc.Spec.DataSource)
+	}
+
+	// Remove the manual snapshot; the purge (as of after the retention) takes its objects.
+	c.ok("snapshot", "rm", slug, manual.ID, "--yes")
+	out := c.ok("--headless", "--sweep=purge", "--as-of", time.Now().Add(31*24*time.Hour).UTC().Format(time.RFC3339))
+	if !strings.Contains(out, manual.ID) {
+		t.Errorf("purge summary does not name %s: %s", manual.ID, out)
+	}
+	left, err := cl.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ct := range left.Items {
+		if strings.Contains(ct.Spec.VolumeSnapshotRef.Name, strings.ToLower(manual.ID)) {
+			t.Errorf("content %s of the purged snapshot is still there", ct.Name)
+		}
+	}
+	c.ok("project", "rm", slug, "--yes")
+}
+
+// A cluster that does not answer is a clear error before anything is touched.
+func TestKubernetesUnreachable(t *testing.T) {
+	c := newCLI(t)
+	c.env = []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + writeKubeconfig(t, "https://127.0.0.1:1")}
+	r := c.run("projects", "ls")
+	if r.code == 0 || !strings.Contains(r.stderr, "kubernetes API server https://127.0.0.1:1") {
+		t.Fatalf("unreachable cluster: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// writeKubeconfig writes a kubeconfig whose one context points at server.
+func writeKubeconfig(t *testing.T, server string) string {
+	t.Helper()
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["c"] = &clientcmdapi.Cluster{Server: server, InsecureSkipTLSVerify: true}
+	cfg.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: "nope"}
+	cfg.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "u"}
+	cfg.CurrentContext = "x"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
