@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -22,6 +23,11 @@ type SweepOptions struct {
 	Concurrency int
 	// Limit caps how many projects one sweep takes on (0: no cap).
 	Limit int
+	// LeaveInterrupted lists operation kinds this sweep reports as skipped instead of
+	// finishing when their holder died: a sweep running with least privilege (the kubernetes
+	// sweeper may not create namespaces) leaves an interrupted wake or restore to the next
+	// wake, which any operator's console or CLI runs, rather than failing on it every run.
+	LeaveInterrupted []OpKind
 }
 
 // SweepItem is one project in a sweep summary.
@@ -98,6 +104,11 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 			continue
 		}
 		item := SweepItem{Slug: p.Slug, ID: p.ID, Reason: fmt.Sprintf("interrupted %s", p.OpKind)}
+		if slices.Contains(opts.LeaveInterrupted, OpKind(p.OpKind)) {
+			item.Reason = fmt.Sprintf("interrupted %s left for the next `sailtui project wake %s`", p.OpKind, p.Slug)
+			rep.Skipped = append(rep.Skipped, item)
+			continue
+		}
 		if opts.DryRun {
 			rep.Recovered = append(rep.Recovered, item)
 			continue

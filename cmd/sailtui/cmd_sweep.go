@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -20,6 +21,8 @@ type sweepFlags struct {
 	asOf        string
 	concurrency int
 	deadline    time.Duration
+	// idleSet: --idle was given (an explicit 0 is an error, not "the default").
+	idleSet bool
 }
 
 func (s *sweepFlags) bind(fs *pflag.FlagSet) {
@@ -33,8 +36,14 @@ func (s *sweepFlags) bind(fs *pflag.FlagSet) {
 
 func (s sweepFlags) options() (engine.SweepOptions, error) {
 	o := engine.SweepOptions{DryRun: s.dryRun, Idle: s.idle, StopIdle: s.stopIdle, Concurrency: s.concurrency}
-	if s.idle < 0 || s.stopIdle < 0 {
-		return o, fmt.Errorf("--idle and --stop-idle must be positive: %w", engine.ErrBadInput)
+	if s.idle < 0 || (s.idleSet && s.idle == 0) {
+		return o, fmt.Errorf("--idle %s: the idle timeout must be positive, such as 30m: %w", s.idle, engine.ErrBadInput)
+	}
+	if s.stopIdle < 0 {
+		return o, fmt.Errorf("--stop-idle %s: must be positive (0 turns the first idle tier off): %w", s.stopIdle, engine.ErrBadInput)
+	}
+	if s.concurrency < 0 || s.deadline < 0 {
+		return o, fmt.Errorf("--concurrency and --deadline must not be negative: %w", engine.ErrBadInput)
 	}
 	if s.asOf != "" {
 		t, err := time.Parse(time.RFC3339, s.asOf)
@@ -48,9 +57,15 @@ func (s sweepFlags) options() (engine.SweepOptions, error) {
 
 // runSweep runs one sweep and prints its one-line JSON summary (or a table on a terminal).
 func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f sweepFlags, forceJSON bool) (engine.SweepReport, error) {
+	f.idleSet = cmd.Flags().Changed("idle")
 	opts, err := f.options()
 	if err != nil {
 		return engine.SweepReport{}, err
+	}
+	if a.cfg.Mode == "kubernetes" {
+		// The sweeper's role (kubernetes.SweeperProjectRules) cannot create namespaces or
+		// PVCs; an interrupted wake or restore is finished by the next wake instead.
+		opts.LeaveInterrupted = []engine.OpKind{engine.OpWake, engine.OpRestore}
 	}
 	eng, err := a.engine(ctx)
 	if err != nil {
@@ -69,6 +84,16 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 		rep, err = eng.SweepPurge(ctx, opts)
 	default:
 		return rep, fmt.Errorf("unknown sweep %q: want hibernate or purge: %w", which, engine.ErrBadInput)
+	}
+	if err != nil && stoppedEarly(ctx, err) && rep.Sweep != "" {
+		// SIGTERM or --deadline came before the sweep claimed anything (taking the lock,
+		// selecting) or after its projects were done (the stop tier's selection): that is a
+		// sweep told to stop, not a failure. What it did is in the summary; the next run goes on.
+		a.log.Warn("sweep stopped early", "sweep", which, "cause", context.Cause(ctx).Error(), "err", err.Error())
+		if rep.Lock == "" {
+			rep.Lock = "not-taken (stopped)"
+		}
+		err = nil
 	}
 	if err != nil {
 		return rep, err
@@ -101,6 +126,11 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	})
 }
 
+// stoppedEarly: err is the sweep's context ending (SIGTERM, --deadline), nothing else.
+func stoppedEarly(ctx context.Context, err error) bool {
+	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
 func sweepCmd(a *app) *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
@@ -126,9 +156,14 @@ func sweepCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// runHeadless is the CronJob form: JSON logs on stderr, one JSON summary line per sweep on
-// stdout, exit status 1 when any project failed.
-func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags) error {
+// runHeadless is the CronJob form: JSON logs on stderr (errors included: nothing else is
+// written there), one JSON summary line per sweep on stdout, and the metrics of every sweep to
+// --metrics-textfile / --pushgateway. The exit status is 0 only when nothing failed: 1 when a
+// project or a sweep failed, 2 for bad configuration, which is found before anything is touched.
+// After SIGTERM (or --deadline) the sweep in progress stops claiming projects, lets the ones in
+// flight finish, and prints its summary with the rest deferred; no further sweep starts.
+func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags, m metricsFlags) error {
+	ctx := cmd.Context()
 	var sweeps []string
 	switch which {
 	case "hibernate", "purge":
@@ -136,22 +171,74 @@ func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags) error {
 	case "all":
 		sweeps = []string{"hibernate", "purge"}
 	case "":
-		return fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput)
+		return headlessFailed(a, "", fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput))
 	default:
-		return fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", which, engine.ErrBadInput)
+		return headlessFailed(a, "", fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", which, engine.ErrBadInput))
+	}
+	if err := m.validate(); err != nil {
+		return headlessFailed(a, "", fmt.Errorf("%w: %w", err, engine.ErrBadInput))
+	}
+	var results []sweepResult
+	report := func() {
+		if m.set() {
+			_ = m.report(ctx, results, a.log)
+		}
 	}
 	failed := false
 	for _, s := range sweeps {
-		rep, err := runSweep(cmd.Context(), a, cmd, s, f, true)
-		if err != nil {
-			a.log.Error("sweep failed", "sweep", s, "err", err)
-			return err
+		if ctx.Err() != nil {
+			a.log.Warn("sweep not started: stopping", "sweep", s, "cause", context.Cause(ctx))
+			break
 		}
-		a.log.Info("sweep finished", "sweep", s, "selected", rep.Selected, "failed", len(rep.Failed), "duration_ms", rep.DurationMS)
+		start := time.Now()
+		rep, err := runSweep(ctx, a, cmd, s, f, true)
+		res := sweepResult{sweep: s, rep: rep, err: err, duration: time.Since(start), finished: time.Now()}
+		if rep.Sweep != "" {
+			res.duration = time.Duration(rep.DurationMS) * time.Millisecond
+		}
+		if err != nil {
+			res.exit = exitCodeOf(err)
+			results = append(results, res)
+			if rep.Sweep != "" {
+				// The sweep got going before it failed: say what it did.
+				b, _ := json.Marshal(struct {
+					engine.SweepReport
+					Error string `json:"error"`
+				}{rep, err.Error()})
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+			}
+			report()
+			return headlessFailed(a, s, err)
+		}
+		if !rep.OK() {
+			res.exit = 1
+		}
+		results = append(results, res)
+		a.log.Info("sweep finished", "sweep", s, "lock", rep.Lock, "selected", rep.Selected,
+			"hibernated", len(rep.Hibernated), "skipped", len(rep.Skipped), "failed", len(rep.Failed),
+			"deferred", len(rep.Deferred), "purged", len(rep.Purged), "duration_ms", rep.DurationMS)
+		for _, it := range rep.Failed {
+			a.log.Error("project failed", "sweep", s, "project", it.Slug, "id", it.ID, "reason", it.Reason)
+		}
 		failed = failed || !rep.OK()
 	}
+	report()
 	if failed {
 		return exitError{1}
 	}
 	return nil
+}
+
+// headlessFailed logs err as JSON and exits with its status, so stderr stays JSON lines only.
+func headlessFailed(a *app, sweep string, err error) error {
+	a.log.Error("sweep failed", "sweep", sweep, "err", err.Error())
+	return exitError{exitCodeOf(err)}
+}
+
+// exitCodeOf is the exit status main gives err: 2 for bad input, else 1.
+func exitCodeOf(err error) int {
+	if errors.Is(err, engine.ErrBadInput) || errors.Is(err, engine.ErrBadPath) {
+		return 2
+	}
+	return 1
 }

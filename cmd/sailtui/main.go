@@ -91,6 +91,7 @@ func newRoot() *cobra.Command {
 		headless bool
 		sweep    string
 		sw       sweepFlags
+		metrics  metricsFlags
 	)
 	root := &cobra.Command{
 		Use:   "sailtui",
@@ -104,24 +105,32 @@ as a Kubernetes CronJob does.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if envErr != nil {
-				return fmt.Errorf("%w: %w", envErr, engine.ErrBadInput)
-			}
 			level := slog.LevelWarn
 			if headless {
 				a.log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 			} else {
 				a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			}
+			if envErr != nil {
+				if headless {
+					// A CronJob's log collector reads JSON only.
+					a.log.Error("bad configuration", "err", envErr.Error())
+					return exitError{2}
+				}
+				return fmt.Errorf("%w: %w", envErr, engine.ErrBadInput)
+			}
 			return nil
 		},
 		PersistentPostRun: func(*cobra.Command, []string) { a.close() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if headless {
-				return runHeadless(cmd, a, sweep, sw)
+				return runHeadless(cmd, a, sweep, sw, metrics)
 			}
 			if sweep != "" {
 				return fmt.Errorf("--sweep needs --headless (or use: sailtui sweep %s): %w", sweep, engine.ErrBadInput)
+			}
+			if metrics.set() {
+				return fmt.Errorf("--metrics-textfile and --pushgateway need --headless: %w", engine.ErrBadInput)
 			}
 			return runConsole(cmd, a, demo)
 		},
@@ -139,11 +148,12 @@ as a Kubernetes CronJob does.`,
 	root.Flags().BoolVar(&headless, "headless", false, "run without the console (with --sweep)")
 	root.Flags().StringVar(&sweep, "sweep", "", "headless sweep to run: hibernate, purge or all")
 	sw.bind(root.Flags())
+	metrics.bind(root.Flags())
 
 	root.AddCommand(
 		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a),
 		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
-		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a),
+		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(),
 	)
 	return root
 }

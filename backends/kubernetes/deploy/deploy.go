@@ -1,0 +1,354 @@
+// Package deploy generates what a cluster needs to run sailtui's headless sweeps as CronJobs:
+// the namespace, the sweeper's ServiceAccount, its least-privilege RBAC and the two CronJobs
+// (hibernation every 2 minutes, retention purge daily). The permissions themselves are defined
+// once, in the kubernetes backend (rbac.go); this package only packages them. `sailtui
+// manifests` prints Objects as YAML, and the runtime calls ProjectRoleBinding for each project
+// namespace it creates.
+package deploy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Defaults of Options.
+const (
+	DefaultImage     = "sailtui:latest"
+	DefaultConfigMap = "sailtui-config"
+	DefaultSecret    = "sailtui-secrets"
+)
+
+// The schedules: the hibernation sweep every 2 minutes, the purge daily at 03:00 UTC.
+const (
+	HibernateSchedule = "*/2 * * * *"
+	PurgeSchedule     = "0 3 * * *"
+	PurgeTimeZone     = "Etc/UTC"
+)
+
+// How long each sweep may run, and why.
+//
+// Hibernation runs every 2 minutes with concurrencyPolicy Forbid, so a run that overstays only
+// makes the next ones skip. The sweep itself stops claiming projects after HibernateSweepDeadline
+// (--deadline: the rest are reported deferred and the next run takes them), which keeps a
+// normal run inside its 2-minute slot. activeDeadlineSeconds is the backstop for a run that
+// hangs anyway: below the global sweep lock's TTL (engine.DefaultSweepLockTTL, 3 min), so a
+// hung run is stopped before the lock it holds could even expire, and 70 s past the sweep's own
+// deadline, so the projects in flight when it stopped claiming usually finish first. When it
+// fires, the pod gets SIGTERM (as in a node drain): sailtui stops claiming, lets in-flight steps
+// reach a journaled point within terminationGracePeriodSeconds, and exits; a step still running
+// after that (a snapshot slow to become ready) is killed, and the next run resumes it from the
+// journal, reusing the snapshot it made.
+//
+// The purge is daily and deletes one expired snapshot at a time, each a single object or API
+// deletion: it gets an hour, stops claiming after 50 minutes, and may start up to an hour late
+// (a missed daily run would otherwise wait a whole day).
+const (
+	HibernateSweepDeadline    = 100 * time.Second
+	HibernateActiveDeadline   = 170 * time.Second
+	HibernateStartingDeadline = 60 * time.Second
+	PurgeSweepDeadline        = 50 * time.Minute
+	PurgeActiveDeadline       = time.Hour
+	PurgeStartingDeadline     = time.Hour
+	// TerminationGrace is what in-flight steps get after SIGTERM: one snapshot to become
+	// ready, or one archive to finish streaming and be read back.
+	TerminationGrace = 120 * time.Second
+)
+
+// RunAsUser is the non-root uid (and gid) the sweeper runs as: the "nonroot" user of
+// distroless images; any non-zero uid works with a static sailtui.
+const RunAsUser = 65532
+
+// Options shape the manifests. Zero values take the defaults.
+type Options struct {
+	// Namespace holds the ServiceAccount and the CronJobs (kubernetes.SweeperNamespace).
+	Namespace string
+	// Image is the sailtui image the CronJobs run (DefaultImage).
+	Image string
+	// S3Snapshots grants what the S3 sandwich needs (pods/exec into a project's file
+	// manager), for clusters without a CSI snapshot class; only in project namespaces.
+	S3Snapshots bool
+	// ConfigMap and Secret are referenced by name (envFrom), never created: the Secret holds
+	// DATABASE_URL and the AWS credentials, and its values never appear in the manifests.
+	ConfigMap string
+	Secret    string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Namespace == "" {
+		o.Namespace = kubernetes.SweeperNamespace
+	}
+	if o.Image == "" {
+		o.Image = DefaultImage
+	}
+	if o.ConfigMap == "" {
+		o.ConfigMap = DefaultConfigMap
+	}
+	if o.Secret == "" {
+		o.Secret = DefaultSecret
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	for _, f := range []struct{ what, v string }{{"namespace", o.Namespace}, {"config map", o.ConfigMap}, {"secret", o.Secret}} {
+		var errs []string
+		if f.what == "namespace" {
+			errs = validation.IsDNS1123Label(f.v)
+		} else {
+			errs = validation.IsDNS1123Subdomain(f.v)
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("%s %q: %s: %w", f.what, f.v, strings.Join(errs, "; "), engine.ErrBadInput)
+		}
+	}
+	if strings.ContainsAny(o.Image, " \t\n") {
+		return fmt.Errorf("image %q: no spaces allowed: %w", o.Image, engine.ErrBadInput)
+	}
+	return nil
+}
+
+// Labels every generated object carries.
+func labels(component string) map[string]string {
+	return map[string]string{
+		"app.kubernetes.io/name":       "sailtui",
+		"app.kubernetes.io/component":  component,
+		"app.kubernetes.io/part-of":    "sailtui",
+		"app.kubernetes.io/managed-by": "sailtui",
+	}
+}
+
+// Objects returns the manifests in apply order: Namespace, ServiceAccount, the cluster role
+// and its binding, the per-project role (bound in each project namespace by the runtime, see
+// ProjectRoleBinding; never cluster-wide), and the two CronJobs.
+func Objects(o Options) ([]runtime.Object, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	ns := &corev1.Namespace{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Namespace, Labels: merge(labels("sweeper"), map[string]string{
+			// The sweeper pods meet the restricted Pod Security profile; enforce it.
+			"pod-security.kubernetes.io/enforce": "restricted",
+			"pod-security.kubernetes.io/warn":    "restricted",
+			"pod-security.kubernetes.io/audit":   "restricted",
+		})},
+	}
+	sa := &corev1.ServiceAccount{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+		ObjectMeta: metav1.ObjectMeta{Name: kubernetes.SweeperServiceAccount, Namespace: o.Namespace, Labels: labels("sweeper")},
+		// Nothing mounts the token by default; only the sweep pods opt in (they need the
+		// in-cluster config).
+		AutomountServiceAccountToken: ptr(false),
+	}
+	clusterRole := &rbacv1.ClusterRole{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: kubernetes.SweeperClusterRole, Labels: labels("sweeper")},
+		Rules:      kubernetes.SweeperClusterRules(),
+	}
+	clusterBinding := &rbacv1.ClusterRoleBinding{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: metav1.ObjectMeta{Name: kubernetes.SweeperClusterRole, Labels: labels("sweeper")},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: kubernetes.SweeperClusterRole},
+		Subjects:   []rbacv1.Subject{saSubject(o.Namespace, kubernetes.SweeperServiceAccount)},
+	}
+	projectRole := &rbacv1.ClusterRole{
+		TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: metav1.ObjectMeta{Name: kubernetes.SweeperProjectRole, Labels: labels("sweeper"), Annotations: map[string]string{
+			"sailtui.io/bound-by": "a RoleBinding " + kubernetes.SweeperRoleBinding + " in each project namespace, created by the runtime; never cluster-wide",
+		}},
+		Rules: kubernetes.SweeperProjectRules(o.S3Snapshots),
+	}
+	hibernate := cronJob(o, "sailtui-hibernate", "hibernate", HibernateSchedule, "", HibernateSweepDeadline,
+		HibernateStartingDeadline, HibernateActiveDeadline, 0,
+		resources("100m", "256Mi", "1", "1Gi"))
+	purge := cronJob(o, "sailtui-purge", "purge", PurgeSchedule, PurgeTimeZone, PurgeSweepDeadline,
+		PurgeStartingDeadline, PurgeActiveDeadline, 2,
+		resources("50m", "128Mi", "500m", "512Mi"))
+	return []runtime.Object{ns, sa, clusterRole, clusterBinding, projectRole, hibernate, purge}, nil
+}
+
+// ProjectRoleBinding is the RoleBinding the runtime creates in every project namespace: it
+// grants the sweeper's ServiceAccount (saName in saNamespace) the ClusterRole
+// kubernetes.SweeperProjectRole there, and goes away with the namespace. It is the runtime's own
+// kubernetes.SweeperRoleBindingFor (the runtime cannot import this package, which imports it),
+// so what the tests check here is what the runtime creates.
+func ProjectRoleBinding(namespace, saNamespace, saName string) *rbacv1.RoleBinding {
+	return kubernetes.SweeperRoleBindingFor(namespace, saNamespace, saName)
+}
+
+func saSubject(namespace, name string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: namespace}
+}
+
+func cronJob(o Options, name, sweep, schedule, tz string, sweepDeadline, starting, active time.Duration,
+	backoff int32, res corev1.ResourceRequirements) *batchv1.CronJob {
+	lbl := merge(labels("sweeper"), map[string]string{"sailtui.io/sweep": sweep})
+	var timeZone *string
+	if tz != "" {
+		timeZone = ptr(tz)
+	}
+	pod := corev1.PodSpec{
+		ServiceAccountName: kubernetes.SweeperServiceAccount,
+		// The ServiceAccount mounts no token; this pod needs one for its in-cluster config.
+		AutomountServiceAccountToken:  ptr(true),
+		RestartPolicy:                 corev1.RestartPolicyNever,
+		TerminationGracePeriodSeconds: ptr(int64(TerminationGrace / time.Second)),
+		EnableServiceLinks:            ptr(false),
+		SecurityContext: &corev1.PodSecurityContext{
+			RunAsNonRoot:   ptr(true),
+			RunAsUser:      ptr(int64(RunAsUser)),
+			RunAsGroup:     ptr(int64(RunAsUser)),
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+		},
+		Containers: []corev1.Container{{
+			Name:            "sweep",
+			Image:           o.Image,
+			ImagePullPolicy: corev1.PullIfNotPresent,
+			Args:            []string{"--headless", "--sweep=" + sweep, fmt.Sprintf("--deadline=%ds", int64(sweepDeadline/time.Second))},
+			Env: []corev1.EnvVar{
+				{Name: "DEPLOYMENT_MODE", Value: "kubernetes"},
+				// The root filesystem is read-only; the state directory is scratch space.
+				{Name: "SAILTUI_STATE_DIR", Value: "/var/lib/sailtui"},
+				{Name: "TMPDIR", Value: "/tmp"},
+			},
+			EnvFrom: []corev1.EnvFromSource{
+				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMap}}},
+				{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.Secret}}},
+			},
+			Resources: res,
+			SecurityContext: &corev1.SecurityContext{
+				RunAsNonRoot:             ptr(true),
+				ReadOnlyRootFilesystem:   ptr(true),
+				AllowPrivilegeEscalation: ptr(false),
+				Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "state", MountPath: "/var/lib/sailtui"},
+				{Name: "tmp", MountPath: "/tmp"},
+			},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+		}},
+		Volumes: []corev1.Volume{
+			{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr(resource.MustParse("256Mi"))}}},
+			{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr(resource.MustParse("256Mi"))}}},
+		},
+	}
+	return &batchv1.CronJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: lbl},
+		Spec: batchv1.CronJobSpec{
+			Schedule:                   schedule,
+			TimeZone:                   timeZone,
+			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
+			StartingDeadlineSeconds:    ptr(int64(starting / time.Second)),
+			SuccessfulJobsHistoryLimit: ptr(int32(3)),
+			FailedJobsHistoryLimit:     ptr(int32(5)),
+			JobTemplate: batchv1.JobTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: lbl},
+				Spec: batchv1.JobSpec{
+					BackoffLimit:          ptr(backoff),
+					ActiveDeadlineSeconds: ptr(int64(active / time.Second)),
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: lbl},
+						Spec:       pod,
+					},
+				},
+			},
+		},
+	}
+}
+
+func resources(cpuReq, memReq, cpuLim, memLim string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuReq), corev1.ResourceMemory: resource.MustParse(memReq)},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuLim), corev1.ResourceMemory: resource.MustParse(memLim)},
+	}
+}
+
+// YAML renders Objects as one multi-document YAML stream, ready for kubectl apply -f -.
+func YAML(o Options) ([]byte, error) {
+	objs, err := Objects(o)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("# sailtui headless sweeps: generated by `sailtui manifests`; edit the flags, not this output.\n")
+	for i, obj := range objs {
+		doc, err := marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(doc)
+	}
+	return b.Bytes(), nil
+}
+
+// marshal renders one object without what only a server fills in (status) and without nulls.
+func marshal(obj runtime.Object) ([]byte, error) {
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("manifests: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, fmt.Errorf("manifests: %w", err)
+	}
+	delete(m, "status")
+	prune(m)
+	y, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("manifests: %w", err)
+	}
+	return y, nil
+}
+
+// prune drops null values, recursively. Empty objects stay: some mean something (emptyDir: {}).
+func prune(m map[string]any) {
+	for k, v := range m {
+		switch x := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			prune(x)
+		case []any:
+			for _, e := range x {
+				if em, ok := e.(map[string]any); ok {
+					prune(em)
+				}
+			}
+		}
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := make(map[string]string, len(a)+len(b))
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
