@@ -125,6 +125,11 @@ func TestKubernetesUnreachable(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.stderr, "kubernetes API server https://127.0.0.1:1") {
 		t.Fatalf("unreachable cluster: exit %d\n%s", r.code, r.stderr)
 	}
+	// Archive snapshots without a bucket would live on whichever machine made them.
+	r = c.runIn(nil, []string{"K8S_USE_S3_SNAPSHOTS=true"}, "projects", "ls")
+	if r.code != 2 || !strings.Contains(r.stderr, "K8S_USE_S3_SNAPSHOTS=true needs S3_BUCKET_NAME") {
+		t.Fatalf("archive snapshots without a bucket: exit %d\n%s", r.code, r.stderr)
+	}
 }
 
 // writeKubeconfig writes a kubeconfig whose one context points at server.

@@ -48,8 +48,21 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		closeRuntime = func() {}
 	)
 	if krt != nil {
-		// CSI VolumeSnapshots: the archive object store is not used in this mode.
 		rt, vols = krt, kubernetes.NewSnapshots(krt)
+		useArchives, err := kubeUseArchives()
+		if err != nil {
+			closeStore()
+			return nil, err
+		}
+		if useArchives {
+			// The S3 credentials stay in this process: the pod only runs tar.
+			objects, err := openObjects(ctx, cfg)
+			if err != nil {
+				closeStore()
+				return nil, err
+			}
+			vols = kubernetes.NewArchiveVolumes(krt, objects, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
+		}
 	} else {
 		srt, closeSrt, err := openRuntime(cfg)
 		if err != nil {

@@ -24,7 +24,7 @@ var kubeVars = []configVar{
 	{"K8S_ENABLE_POD_AFFINITY", "", "true", "kubernetes mode: keep a project's pods on one node (they share one volume)"},
 	{"K8S_SNAPSHOT_CLASS", "", "(default class)", "kubernetes mode: VolumeSnapshotClass of hibernation and timeline snapshots"},
 	{"K8S_SNAPSHOT_READY_TIMEOUT_SECONDS", "", "300", "kubernetes mode: wait this long for readyToUse; on timeout nothing is deleted"},
-	{"K8S_USE_S3_SNAPSHOTS", "", "false", "kubernetes mode: archive sandwich through the file-manager pod instead of VolumeSnapshots (not available yet)"},
+	{"K8S_USE_S3_SNAPSHOTS", "", "false", "kubernetes mode: snapshots as archives in S3_BUCKET_NAME, streamed through the file-manager pod, instead of VolumeSnapshots"},
 	{"K8S_NAMESPACE_PREFIX", "", "proj-", "kubernetes mode: project namespaces are <prefix><project-id>"},
 	{"K8S_INGRESS_NAMESPACE", "", "ingress-nginx", "kubernetes mode: namespace of the ingress controller (allowed in by the NetworkPolicy)"},
 	{"K8S_PLATFORM_NAMESPACE", "", "tesslate", "kubernetes mode: namespace of the platform (allowed in by the NetworkPolicy)"},
@@ -71,13 +71,8 @@ func kubernetesConfig(cfg config) (kubernetes.Config, error) {
 	if err := boolVar("K8S_ENABLE_POD_AFFINITY", &kc.PodAffinity); err != nil {
 		return kc, err
 	}
-	var s3 bool
-	if err := boolVar("K8S_USE_S3_SNAPSHOTS", &s3); err != nil {
+	if _, err := kubeUseArchives(); err != nil {
 		return kc, err
-	}
-	if s3 {
-		return kc, fmt.Errorf("K8S_USE_S3_SNAPSHOTS=true: the archive sandwich through the file-manager pod is not available in this build; "+
-			"use a CSI VolumeSnapshotClass (K8S_SNAPSHOT_CLASS): %w", engine.ErrBadInput)
 	}
 	if v := os.Getenv("K8S_SNAPSHOT_READY_TIMEOUT_SECONDS"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -113,4 +108,22 @@ func openKubernetes(ctx context.Context, cfg config) (*kubernetes.Runtime, error
 		return nil, fmt.Errorf("kubernetes: %w; check KUBECONFIG / --context", err)
 	}
 	return rt, nil
+}
+
+// kubeUseArchives is K8S_USE_S3_SNAPSHOTS: snapshots as archives through the file-manager pod.
+// They must go to a bucket: a directory would be on whichever machine or pod ran the
+// hibernation (an emptyDir in a CronJob pod), out of reach of the next wake.
+func kubeUseArchives() (bool, error) {
+	v := os.Getenv("K8S_USE_S3_SNAPSHOTS")
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("K8S_USE_S3_SNAPSHOTS=%q: want true or false: %w", v, engine.ErrBadInput)
+	}
+	if b && os.Getenv("S3_BUCKET_NAME") == "" {
+		return false, fmt.Errorf("K8S_USE_S3_SNAPSHOTS=true needs S3_BUCKET_NAME: archives kept in a local directory would be lost with the pod that made them: %w", engine.ErrBadInput)
+	}
+	return b, nil
 }
