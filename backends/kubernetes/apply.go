@@ -62,17 +62,7 @@ func waitFor(ctx context.Context, client rest.Interface, resource, namespace, na
 		}
 		return done(cur.(runtime.Object))
 	}
-	_, err := watchtools.UntilWithSync(ctx, lw, obj, pre, func(ev watch.Event) (bool, error) {
-		switch ev.Type {
-		case watch.Deleted:
-			return done(nil)
-		case watch.Added, watch.Modified:
-			return done(ev.Object)
-		case watch.Error:
-			return false, apierrors.FromObject(ev.Object)
-		}
-		return false, nil
-	})
+	_, err := watchtools.UntilWithSync(ctx, lw, obj, pre, onEvent(done))
 	return waitErr(parent, ctx, err, resource, key, timeout)
 }
 
@@ -93,7 +83,17 @@ func waitFrom(ctx context.Context, client rest.Interface, resource string, cur m
 	defer cancel()
 	ns, name := cur.GetNamespace(), cur.GetName()
 	lw := cache.NewListWatchFromClient(client, resource, ns, fields.OneTermEqualSelector("metadata.name", name))
-	_, err := watchtools.Until(ctx, cur.GetResourceVersion(), lw, func(ev watch.Event) (bool, error) {
+	_, err := watchtools.Until(ctx, cur.GetResourceVersion(), lw, onEvent(done))
+	key := name
+	if ns != "" {
+		key = ns + "/" + name
+	}
+	return waitErr(parent, ctx, err, resource, key, timeout)
+}
+
+// onEvent asks done about each watch event's object (nil once it is deleted).
+func onEvent(done func(obj runtime.Object) (bool, error)) watchtools.ConditionFunc {
+	return func(ev watch.Event) (bool, error) {
 		switch ev.Type {
 		case watch.Deleted:
 			return done(nil)
@@ -103,12 +103,7 @@ func waitFrom(ctx context.Context, client rest.Interface, resource string, cur m
 			return false, apierrors.FromObject(ev.Object)
 		}
 		return false, nil
-	})
-	key := name
-	if ns != "" {
-		key = ns + "/" + name
 	}
-	return waitErr(parent, ctx, err, resource, key, timeout)
 }
 
 // waitErr says why a wait ended: the caller's context, the timeout, or the watch.

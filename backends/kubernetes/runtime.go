@@ -9,6 +9,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -100,44 +101,24 @@ func (c *Config) defaults() error {
 	if c.REST == nil {
 		return errors.New("kubernetes runtime: no API server configuration")
 	}
-	if c.Image == "" {
-		c.Image = "tesslate-devserver:latest"
-	}
-	if c.FileManagerImage == "" {
-		c.FileManagerImage = c.Image
-	}
-	if c.ImagePullPolicy == "" {
-		c.ImagePullPolicy = "IfNotPresent"
-	}
-	if c.AppDomain == "" {
-		c.AppDomain = "localhost"
-	}
-	if c.IngressClass == "" {
-		c.IngressClass = "nginx"
-	}
-	if c.PVCSize == "" {
-		c.PVCSize = "5Gi"
-	}
+	c.Image = cmp.Or(c.Image, "tesslate-devserver:latest")
+	c.FileManagerImage = cmp.Or(c.FileManagerImage, c.Image)
+	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, "IfNotPresent")
+	c.AppDomain = cmp.Or(c.AppDomain, "localhost")
+	c.IngressClass = cmp.Or(c.IngressClass, "nginx")
+	c.PVCSize = cmp.Or(c.PVCSize, "5Gi")
 	if _, err := resource.ParseQuantity(c.PVCSize); err != nil {
 		return fmt.Errorf("K8S_PVC_SIZE=%q: %w (want a quantity such as 5Gi)", c.PVCSize, err)
 	}
-	if c.PVCAccessMode == "" {
-		c.PVCAccessMode = "ReadWriteOnce"
-	}
+	c.PVCAccessMode = cmp.Or(c.PVCAccessMode, "ReadWriteOnce")
 	switch c.PVCAccessMode {
 	case "ReadWriteOnce", "ReadWriteMany", "ReadWriteOncePod":
 	default:
 		return fmt.Errorf("K8S_PVC_ACCESS_MODE=%q: want ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", c.PVCAccessMode)
 	}
-	if c.NamespacePrefix == "" {
-		c.NamespacePrefix = "proj-"
-	}
-	if c.IngressNamespace == "" {
-		c.IngressNamespace = "ingress-nginx"
-	}
-	if c.PlatformNamespace == "" {
-		c.PlatformNamespace = "tesslate"
-	}
+	c.NamespacePrefix = cmp.Or(c.NamespacePrefix, "proj-")
+	c.IngressNamespace = cmp.Or(c.IngressNamespace, "ingress-nginx")
+	c.PlatformNamespace = cmp.Or(c.PlatformNamespace, "tesslate")
 	if c.SnapshotReadyTimeout <= 0 {
 		c.SnapshotReadyTimeout = 300 * time.Second
 	}
