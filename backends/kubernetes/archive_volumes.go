@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"path"
 	"runtime"
 	"strconv"
 	"strings"
@@ -275,7 +274,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	if err != nil {
 		return fail(err)
 	}
-	m, err := compileExcludes(a.opts.Exclude)
+	m, err := archive.NewExcluder(a.opts.Exclude)
 	if err != nil {
 		return fail(err)
 	}
@@ -355,7 +354,7 @@ type packer struct {
 	ctx      context.Context
 	a        *ArchiveVolumes
 	ns, pod  string
-	m        matcher
+	m        archive.Excluder
 	exec     *execResult
 	progress engine.ProgressFunc
 	p        engine.Project
@@ -402,7 +401,7 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
 			return pk.failure(src, fmt.Errorf("read tar from the file manager: %w", err))
 		}
-		name, err := cleanEntryName(hdr.Name)
+		name, err := archive.CleanName(hdr.Name)
 		if err != nil {
 			return fmt.Errorf("tar from the file manager: %q: %w", hdr.Name, err)
 		}
@@ -411,7 +410,7 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 		}
 		skip = ""
 		isDir := hdr.Typeflag == tar.TypeDir
-		if name != "" && (reservedTopName(name) || pk.m.excluded(name, isDir)) {
+		if name != "" && (reservedTopName(name) || pk.m.Excluded(name, isDir)) {
 			if isDir {
 				skip = name
 			}
@@ -491,7 +490,7 @@ func (pk *packer) count(n int64) {
 // hardLink stores the entry out, a hard link to target, as a regular file with target's
 // contents, read by a second exec (the pod's tar sent them once, with the first name).
 func (pk *packer) hardLink(tw *tar.Writer, out *tar.Header, target string) error {
-	rel, err := cleanEntryName(target)
+	rel, err := archive.CleanName(target)
 	if err != nil || rel == "" {
 		return fmt.Errorf("tar from the file manager: %q: hard link to %q: bad target", out.Name, target)
 	}
@@ -849,7 +848,7 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 	if f.entries > f.lim.MaxFiles {
 		return fmt.Errorf("more than %d entries: %w", f.lim.MaxFiles, engine.ErrBadInput)
 	}
-	name, err := cleanEntryName(hdr.Name)
+	name, err := archive.CleanName(hdr.Name)
 	if err != nil {
 		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
 	}
@@ -913,7 +912,7 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 		out.Typeflag, out.Linkname = tar.TypeSymlink, hdr.Linkname
 		return tw.WriteHeader(out)
 	case tar.TypeLink:
-		target, err := cleanEntryName(hdr.Linkname)
+		target, err := archive.CleanName(hdr.Linkname)
 		if err != nil || target == "" || f.seen[nameKey(target)] != kindFile {
 			return fmt.Errorf("hard link to %q: only links to an earlier file of the archive are allowed: %w", hdr.Linkname, engine.ErrBadPath)
 		}
@@ -932,101 +931,6 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 	default:
 		return fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
 	}
-}
-
-// cleanEntryName is archive's cleanName: the canonical relative form of an entry name ("" is
-// the root), refusing names that could reach outside.
-func cleanEntryName(name string) (string, error) {
-	switch {
-	case name == "":
-		return "", errors.New("empty name")
-	case strings.IndexByte(name, 0) >= 0:
-		return "", errors.New("name contains a NUL byte")
-	case strings.HasPrefix(name, "/"):
-		return "", errors.New("absolute path")
-	}
-	var b strings.Builder
-	b.Grow(len(name))
-	for part := range strings.SplitSeq(name, "/") {
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			return "", errors.New("escapes target (contains \"..\")")
-		}
-		if b.Len() > 0 {
-			b.WriteByte('/')
-		}
-		b.WriteString(part)
-	}
-	return b.String(), nil
-}
-
-// matcher applies exclusion patterns with archive.Write's syntax (see archive.DefaultExcludes):
-// a trailing "/" matches directories only, a leading "/" anchors at the root, a pattern without
-// "/" matches the base name at any depth, one with "/" the same number of trailing components.
-type matcher []excludePattern
-
-type excludePattern struct {
-	glob     string
-	parts    int
-	dirOnly  bool
-	anchored bool
-}
-
-func compileExcludes(pats []string) (matcher, error) {
-	if pats == nil {
-		pats = archive.DefaultExcludes
-	}
-	m := make(matcher, 0, len(pats))
-	for _, raw := range pats {
-		p := excludePattern{glob: raw}
-		if strings.HasSuffix(p.glob, "/") {
-			p.dirOnly = true
-			p.glob = strings.TrimRight(p.glob, "/")
-		}
-		if strings.HasPrefix(p.glob, "/") {
-			p.anchored = true
-			p.glob = strings.TrimLeft(p.glob, "/")
-		}
-		if p.glob == "" {
-			return nil, fmt.Errorf("exclude pattern %q: empty", raw)
-		}
-		if _, err := path.Match(p.glob, ""); err != nil {
-			return nil, fmt.Errorf("exclude pattern %q: %w", raw, err)
-		}
-		p.parts = strings.Count(p.glob, "/") + 1
-		m = append(m, p)
-	}
-	return m, nil
-}
-
-func (m matcher) excluded(rel string, isDir bool) bool {
-	for _, p := range m {
-		if p.dirOnly && !isDir {
-			continue
-		}
-		subject, ok := lastComponents(rel, p.parts)
-		if !ok || (p.anchored && subject != rel) {
-			continue
-		}
-		if match, _ := path.Match(p.glob, subject); match {
-			return true
-		}
-	}
-	return false
-}
-
-func lastComponents(rel string, n int) (string, bool) {
-	i := len(rel)
-	for ; n > 0; n-- {
-		j := strings.LastIndexByte(rel[:i], '/')
-		if j < 0 {
-			return rel, n == 1
-		}
-		i = j
-	}
-	return rel[i+1:], true
 }
 
 // hashCounter passes writes on while hashing and counting what was accepted.

@@ -90,3 +90,16 @@ func lastComponents(rel string, n int) (string, bool) {
 	}
 	return rel[i+1:], true
 }
+
+// Excluder is the exclusion rule of Write for code that builds archives from another source
+// (a tar stream from a pod): the same patterns, the same meaning.
+type Excluder struct{ m matcher }
+
+// NewExcluder compiles patterns with Write's syntax (nil: DefaultExcludes).
+func NewExcluder(pats []string) (Excluder, error) {
+	m, err := compileExcludes(pats)
+	return Excluder{m: m}, err
+}
+
+// Excluded reports whether the entry at rel (clean, relative to the root) is left out.
+func (x Excluder) Excluded(rel string, isDir bool) bool { return x.m.excluded(rel, isDir) }

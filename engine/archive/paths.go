@@ -37,6 +37,11 @@ func cleanName(name string) (string, error) {
 	return b.String(), nil
 }
 
+// CleanName is the entry-name rule of Extract for code that checks archives on their way
+// elsewhere (a tar stream into a pod): the canonical relative form, "" for the root, and an
+// error for any name that could reach outside.
+func CleanName(name string) (string, error) { return cleanName(name) }
+
 // checkLinkTarget decides whether a symlink stored at entry (a clean relative name) may point at
 // link. Absolute targets and targets that climb above the root are refused. ".." is accepted
 // only as a leading run: once a name has been descended into, that name may itself be a symlink,
