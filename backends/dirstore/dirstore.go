@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // tmpPrefix starts the names of objects being written. Keys may not contain a component
@@ -121,7 +122,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) (engine.Object
 	}()
 	// A plain Writer wrapper, so the copy uses this buffer instead of os.File's 32 KiB one.
 	buf := make([]byte, copyBufSize)
-	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, ctxReader{ctx: ctx, r: r}, buf); err != nil {
+	if _, err := io.CopyBuffer(struct{ io.Writer }{f}, stream.WithContext(ctx, r), buf); err != nil {
 		return fail(err)
 	}
 	// Sync before the rename: after a crash the key must hold either nothing or all of it.
@@ -316,17 +317,4 @@ func notFound(err error) error {
 // isNotDir recognises ENOTDIR: "a/b" when "a" is an object is just another way of not existing.
 func isNotDir(err error) bool {
 	return errors.Is(err, syscall.ENOTDIR)
-}
-
-// ctxReader makes Put stop at cancellation even if r itself does not watch the context.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
 }

@@ -8,12 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -29,6 +27,7 @@ import (
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // ArchiveVolumes is the engine.Volumes of clusters without CSI snapshots (or with
@@ -297,7 +296,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 		func(err error) { tarW.CloseWithError(err) })
 
 	objR, objW := io.Pipe()
-	out := &hashCounter{w: objW, h: sha256.New()}
+	out := stream.NewHashWriter(objW, sha256.New())
 	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: createOp(snap.Type)}
 	perrc := make(chan error, 1)
 	go func() {
@@ -326,13 +325,13 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 		return fail(perr)
 	case putErr != nil:
 		return fail(fmt.Errorf("store %s: %w", key, putErr))
-	case info.Size != out.n:
+	case info.Size != out.N():
 		_ = a.store.Delete(context.WithoutCancel(ctx), key)
-		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.n, engine.ErrChecksum))
+		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.N(), engine.ErrChecksum))
 	}
 	snap.Location = key
-	snap.SizeBytes = out.n
-	snap.SHA256 = hex.EncodeToString(out.h.Sum(nil))
+	snap.SizeBytes = out.N()
+	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = archive.BackendName
 	return snap, nil
 }
@@ -574,12 +573,13 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 		}
 	}()
 
-	src := &hashReader{r: ctxReader{ctx: ctx, r: rc}, h: sha256.New()}
+	var report func(done int64)
 	if progress != nil {
-		src.progress = func(done int64) {
+		report = func(done int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
 		}
 	}
+	src := stream.NewHashReader(stream.WithContext(ctx, rc), sha256.New(), 4<<20, report)
 	xctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	inR, inW := io.Pipe()
@@ -606,9 +606,9 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	if ctx.Err() == nil {
 		_, _ = io.Copy(io.Discard, src)
 	}
-	eof, got, rerr := src.result()
+	eof, sum, rerr := src.Result()
 	if eof {
-		if !strings.EqualFold(got, snap.SHA256) {
+		if got := hex.EncodeToString(sum); !strings.EqualFold(got, snap.SHA256) {
 			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, snap.SHA256, got)
 			if ferr != nil {
 				err = fmt.Errorf("%w (extraction stopped with: %v)", err, ferr)
@@ -708,11 +708,8 @@ const (
 )
 
 // maxTrailing is how much may follow the tar end marker inside the compressed stream (tar
-// pads to its record size); maxWindow caps the zstd window. Both are archive.Extract's.
-const (
-	maxTrailing = 1 << 20
-	maxWindow   = 128 << 20
-)
+// pads to its record size), as in archive.Extract.
+const maxTrailing = 1 << 20
 
 type dirEntry struct {
 	name  string
@@ -751,24 +748,25 @@ func nameKey(name string) [16]byte {
 //
 // dst gets the tar end marker only when the whole stream, its zstd checksums and its end
 // included, was accepted.
-func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archive.Limits) error {
-	if lim.MaxBytes <= 0 {
-		lim.MaxBytes = archive.DefaultMaxBytes
+func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archive.Limits) (err error) {
+	if lim.MaxWindow <= 0 {
+		lim.MaxWindow = archive.SnapshotMaxWindow
 	}
-	if lim.MaxFiles <= 0 {
-		lim.MaxFiles = archive.DefaultMaxFiles
-	}
-	if lim.MaxEntrySize <= 0 {
-		lim.MaxEntrySize = lim.MaxBytes
-	}
-	dec, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxWindow(maxWindow))
+	lim = lim.WithDefaults()
+	dec, err := zstd.NewReader(src, zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)), zstd.WithDecoderMaxWindow(uint64(lim.MaxWindow)))
 	if err != nil {
 		return fmt.Errorf("extract: %w", err)
 	}
+	defer func() {
+		if errors.Is(err, zstd.ErrWindowSizeExceeded) {
+			err = fmt.Errorf("extract: the archive needs a zstd window over the limit of %d MiB (sailtui's archives use 1 MiB): %w: %w",
+				lim.MaxWindow>>20, engine.ErrBadInput, err)
+		}
+	}()
 	// Closed before returning, so nothing reads src once the caller drains it.
 	defer dec.Close()
 	f := &restoreFilter{lim: lim, seen: map[[16]byte]entryKind{}}
-	eof := &eofReader{r: dec}
+	eof := stream.NewEOFReader(dec)
 	tr := tar.NewReader(eof)
 	tw := tar.NewWriter(dst)
 	for {
@@ -786,7 +784,7 @@ func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archiv
 			return fmt.Errorf("extract %q: %w", hdr.Name, err)
 		}
 	}
-	if eof.hitEOF {
+	if eof.HitEOF() {
 		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
 	}
 	// Reading to the end of the zstd stream is what verifies its frame checksums.
@@ -931,85 +929,4 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 	default:
 		return fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
 	}
-}
-
-// hashCounter passes writes on while hashing and counting what was accepted.
-type hashCounter struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func (c *hashCounter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.h.Write(b[:n])
-	c.n += int64(n)
-	return n, err
-}
-
-// hashReader hashes and counts what is read through it; its hash speaks for the whole object
-// only once eof is set (the end was reached without an error before).
-type hashReader struct {
-	r        io.Reader
-	h        hash.Hash
-	n        int64
-	reported int64
-	err      error
-	eof      bool
-	progress func(done int64)
-	mu       sync.Mutex
-}
-
-func (c *hashReader) Read(b []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, err := c.r.Read(b)
-	c.h.Write(b[:n])
-	c.n += int64(n)
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF):
-		c.eof = c.err == nil
-	case c.err == nil:
-		c.err = err
-	}
-	if c.progress != nil && (c.n-c.reported >= 4<<20 || (errors.Is(err, io.EOF) && c.n != c.reported)) {
-		c.reported = c.n
-		c.progress(c.n)
-	}
-	return n, err
-}
-
-// result is what was read: whether the end was reached cleanly, the first error, the hash.
-func (c *hashReader) result() (eof bool, sum string, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.eof, hex.EncodeToString(c.h.Sum(nil)), c.err
-}
-
-// ctxReader stops at cancellation even if the store's reader does not.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
-}
-
-// eofReader notes when the stream ran out: only the tar end marker proves an archive complete.
-type eofReader struct {
-	r      io.Reader
-	hitEOF bool
-}
-
-func (e *eofReader) Read(b []byte) (int, error) {
-	n, err := e.r.Read(b)
-	if n == 0 && errors.Is(err, io.EOF) {
-		e.hitEOF = true
-	}
-	return n, err
 }

@@ -593,6 +593,17 @@ func TestArchiveHostileStreams(t *testing.T) {
 	if err := e.av.Restore(ctx, e.p, s, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated archive: %v", err)
 	}
+	// A stream whose header asks for a 64 MiB window (one raw block, made by hand) is refused
+	// before anything is decoded: sailtui's archives use 1 MiB.
+	tarball := plain
+	hdr := 1 | len(tarball)<<3 // last block, raw
+	wide := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, (26 - 10) << 3, byte(hdr), byte(hdr >> 8), byte(hdr >> 16)}, tarball...)
+	s = e.put(t, "wide", wide)
+	mid := treeState(t, e.root, nil)
+	if err := e.av.Restore(ctx, e.p, s, nil); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "window") {
+		t.Errorf("archive with a 64 MiB window: %v, want ErrBadInput naming the window", err)
+	}
+	diffStates(t, "mount", treeState(t, e.root, nil), mid)
 	noLeftovers(t, e.root)
 }
 

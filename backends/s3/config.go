@@ -11,9 +11,10 @@ import (
 )
 
 // Defaults for Config's tuning fields. Together they set the memory bound of a Put,
-// DefaultPartSize × DefaultConcurrency = 15 MiB (two parts in flight while a third fills keeps
-// up with the archiver, and the whole archiving process stays under 64 MiB of heap), and the
-// largest object, maxParts × DefaultPartSize ≈ 48.8 GiB (raise PartSize for more).
+// DefaultPartSize × DefaultConcurrency = 15 MiB, outside the Go heap (two parts in flight while
+// a third fills keeps up with the archiver, and the whole archiving process stays under 64 MiB
+// of resident memory), and the largest object, maxParts × DefaultPartSize ≈ 48.8 GiB (raise
+// PartSize for more).
 const (
 	DefaultRegion      = "us-east-1"
 	DefaultPartSize    = minPartSize

@@ -16,6 +16,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/offheap"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 const (
@@ -47,11 +49,12 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) (engine.Object
 		return fail(err)
 	}
 	bufs := newPartBuffers(s.concurrency, s.partSize)
+	defer bufs.free()
 	buf, err := bufs.get(ctx)
 	if err != nil {
 		return fail(err)
 	}
-	n, eof, err := fill(ctxReader{ctx: ctx, r: r}, buf)
+	n, eof, err := fill(stream.WithContext(ctx, r), buf.Bytes())
 	switch {
 	case err != nil:
 		if ctx.Err() == nil {
@@ -59,7 +62,7 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) (engine.Object
 		}
 		return fail(err)
 	case eof:
-		if err := s.putSingle(ctx, full, buf[:n]); err != nil {
+		if err := s.putSingle(ctx, full, buf.Bytes()[:n]); err != nil {
 			return fail(err)
 		}
 		return engine.ObjectInfo{Key: key, Size: int64(n), ModTime: time.Now().UTC()}, nil
@@ -74,26 +77,30 @@ func (s *Store) Put(ctx context.Context, key string, r io.Reader) (engine.Object
 }
 
 // partBuffers hands out a Put's part buffers: at most n of them exist, allocated on first
-// use (a small object needs one) and reused from part to part.
+// use (a small object needs one) and reused from part to part. They live outside the Go heap
+// (see package offheap): they are most of a Put's memory and live as long as it, and on the
+// heap the collector's headroom would double them. free gives them back when the Put is done.
 type partBuffers struct {
 	size int64
-	free chan []byte // n entries; nil for one not allocated yet
+	idle chan *offheap.Buffer // n entries; nil for one not allocated yet
+	all  []*offheap.Buffer    // every one allocated; only get's caller appends
 }
 
 func newPartBuffers(n int, size int64) *partBuffers {
-	b := &partBuffers{size: size, free: make(chan []byte, n)}
+	b := &partBuffers{size: size, idle: make(chan *offheap.Buffer, n)}
 	for range n {
-		b.free <- nil
+		b.idle <- nil
 	}
 	return b
 }
 
 // get waits for a free buffer: while all n are being uploaded, reading stops.
-func (b *partBuffers) get(ctx context.Context) ([]byte, error) {
+func (b *partBuffers) get(ctx context.Context) (*offheap.Buffer, error) {
 	select {
-	case buf := <-b.free:
+	case buf := <-b.idle:
 		if buf == nil {
-			buf = make([]byte, b.size)
+			buf = offheap.New(int(b.size))
+			b.all = append(b.all, buf)
 		}
 		return buf, nil
 	case <-ctx.Done():
@@ -101,22 +108,82 @@ func (b *partBuffers) get(ctx context.Context) ([]byte, error) {
 	}
 }
 
-func (b *partBuffers) put(buf []byte) { b.free <- buf }
+func (b *partBuffers) put(buf *offheap.Buffer) { b.idle <- buf }
+
+// free releases every buffer; only once nothing uses them any more: putMultipart waits for all
+// its parts, and a part's body is shut (see partBody) before its buffer is put back.
+func (b *partBuffers) free() {
+	for _, buf := range b.all {
+		buf.Free()
+	}
+	b.all = nil
+}
+
+// partBody is the body of an upload: a reader over a part buffer that can be shut, after which
+// it never touches the buffer again, whatever still holds it. The HTTP transport may keep a
+// request body past the end of the call (net/http documents that RoundTrip can close it from
+// another goroutine later); the SDK shuts its own wrapper before returning, and this makes the
+// guarantee ours rather than the SDK's, which matters because the buffer is reused and then
+// unmapped. WriteTo keeps the transport writing straight from the buffer.
+type partBody struct {
+	mu sync.Mutex
+	r  *bytes.Reader // nil once shut
+}
+
+var errBodyShut = errors.New("s3: part body read after its upload ended")
+
+func newPartBody(b []byte) *partBody { return &partBody{r: bytes.NewReader(b)} }
+
+func (p *partBody) Read(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.r == nil {
+		return 0, errBodyShut
+	}
+	return p.r.Read(b)
+}
+
+func (p *partBody) Seek(offset int64, whence int) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.r == nil {
+		return 0, errBodyShut
+	}
+	return p.r.Seek(offset, whence)
+}
+
+func (p *partBody) WriteTo(w io.Writer) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.r == nil {
+		return 0, errBodyShut
+	}
+	return p.r.WriteTo(w)
+}
+
+// shut waits for a read in progress and makes every later one fail.
+func (p *partBody) shut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.r = nil
+}
 
 // putSingle stores a whole small object at once; S3 makes it appear atomically or not at all.
 func (s *Store) putSingle(ctx context.Context, full string, data []byte) error {
+	body := newPartBody(data)
+	defer body.shut()
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:        &s.bucket,
 		Key:           &full,
-		Body:          bytes.NewReader(data),
+		Body:          body,
 		ContentLength: aws.Int64(int64(len(data))),
-	})
+	}, s.payloadOptions...)
 	return err
 }
 
 // putMultipart uploads first (a full part already read, from bufs) and the rest of r as a
 // multipart upload and returns the object's size.
-func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs *partBuffers, first []byte) (int64, error) {
+func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs *partBuffers, first *offheap.Buffer) (int64, error) {
 	created, err := s.client.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{
 		Bucket:            &s.bucket,
 		Key:               &full,
@@ -136,18 +203,20 @@ func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs
 		mu    sync.Mutex
 		parts []types.CompletedPart
 	)
-	send := func(num int32, buf []byte, n int) {
+	send := func(num int32, buf *offheap.Buffer, n int) {
 		wg.Go(func() {
+			body := newPartBody(buf.Bytes()[:n])
 			defer bufs.put(buf)
+			defer body.shut()
 			out, err := s.client.UploadPart(uctx, &s3.UploadPartInput{
 				Bucket:            &s.bucket,
 				Key:               &full,
 				UploadId:          &uploadID,
 				PartNumber:        aws.Int32(num),
-				Body:              bytes.NewReader(buf[:n]),
+				Body:              body,
 				ContentLength:     aws.Int64(int64(n)),
 				ChecksumAlgorithm: s.checksum,
-			})
+			}, s.payloadOptions...)
 			if err != nil {
 				cancel(fmt.Errorf("upload part %d: %w", num, err))
 				return
@@ -158,16 +227,16 @@ func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs
 		})
 	}
 
-	size := int64(len(first))
+	size := int64(len(first.Bytes()))
 	num := int32(1)
-	send(num, first, len(first))
-	src := ctxReader{ctx: uctx, r: r}
+	send(num, first, len(first.Bytes()))
+	src := stream.WithContext(uctx, r)
 	for {
 		buf, err := bufs.get(uctx)
 		if err != nil {
 			break // uctx's cause says why
 		}
-		n, eof, err := fill(src, buf)
+		n, eof, err := fill(src, buf.Bytes())
 		if err != nil {
 			if uctx.Err() == nil {
 				err = fmt.Errorf("read: %w", err)

@@ -18,11 +18,13 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -56,6 +58,8 @@ type Store struct {
 	// only when required (AWS_REQUEST_CHECKSUM_CALCULATION=when_required), which is the way
 	// out for S3-compatible servers that refuse them.
 	checksum types.ChecksumAlgorithm
+	// payloadOptions go with every call that uploads data (see unsignedPayload).
+	payloadOptions []func(*s3.Options)
 }
 
 var _ engine.ObjectStore = (*Store)(nil)
@@ -116,6 +120,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if awsCfg.RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired {
 		s.checksum = types.ChecksumAlgorithmCrc32
+		s.payloadOptions = []func(*s3.Options){unsignedPayload}
 	}
 	if cfg.Endpoint != "" {
 		s.where = redactURL(cfg.Endpoint)
@@ -126,6 +131,26 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, bucketError(cfg.Bucket, s.where, err)
 	}
 	return s, nil
+}
+
+// unsignedPayload leaves the data of an upload out of its signature, as the SDK itself does
+// over HTTPS. Over plain HTTP (an S3-compatible server on the same host or network) the SDK
+// would otherwise hash every part with SHA-256 for the signature, and the server hash it again
+// to check it: on a small machine the two hashes cost as much CPU as compressing the archive.
+// Nothing is given up: every part still carries its CRC32, which the server checks, the
+// request headers stay signed, and the archive's own SHA-256 is verified on read-back before a
+// snapshot is ready and again on every restore. It is used only with those part checksums on
+// (not with AWS_REQUEST_CHECKSUM_CALCULATION=when_required, where the signature is the only
+// check the server makes on the data).
+func unsignedPayload(o *s3.Options) {
+	o.APIOptions = append(o.APIOptions, func(st *middleware.Stack) error {
+		// First in Finalize: the checksum middleware, which runs next, then computes the CRC32
+		// alone instead of the CRC32 and the SHA-256 together.
+		return st.Finalize.Add(middleware.FinalizeMiddlewareFunc("sailtuiUnsignedPayload",
+			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+				return next.HandleFinalize(v4.SetPayloadHash(ctx, "UNSIGNED-PAYLOAD"), in)
+			}), middleware.Before)
+	})
 }
 
 // retryDirectoryRace retries ExistingObjectIsDirectory. Servers that keep objects as files
@@ -324,18 +349,4 @@ func mapNotFound(err error) error {
 		return fmt.Errorf("%w: %w", engine.ErrNotFound, err)
 	}
 	return err
-}
-
-// ctxReader makes a read loop stop at cancellation even if the reader itself does not watch
-// the context.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/offheap"
 	"github.com/sailtui/sailtui/engine/objectstoretest"
 )
 
@@ -212,7 +213,8 @@ func (g *genReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// heapSampler records the peak HeapInuse while it runs.
+// heapSampler records the peak of HeapInuse plus the buffers kept outside the heap (the part
+// buffers, see package offheap) while it runs.
 type heapSampler struct {
 	base uint64
 	peak atomic.Uint64
@@ -224,15 +226,15 @@ func sampleHeap() *heapSampler {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	h := &heapSampler{base: ms.HeapInuse, stop: make(chan struct{})}
+	h := &heapSampler{base: ms.HeapInuse + uint64(offheap.InUse()), stop: make(chan struct{})}
 	h.wg.Go(func() {
 		tick := time.NewTicker(5 * time.Millisecond)
 		defer tick.Stop()
 		var ms runtime.MemStats
 		for {
 			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > h.peak.Load() {
-				h.peak.Store(ms.HeapInuse)
+			if inUse := ms.HeapInuse + uint64(offheap.InUse()); inUse > h.peak.Load() {
+				h.peak.Store(inUse)
 			}
 			select {
 			case <-h.stop:
@@ -251,8 +253,9 @@ func (h *heapSampler) growth() int64 {
 	return int64(h.peak.Load()) - int64(h.base)
 }
 
-// TestLargePutBoundedMemory streams a 1 GiB generated object and checks that the heap grows
-// by less than 64 MiB meanwhile (the part buffers take 15 MiB), then reads it back.
+// TestLargePutBoundedMemory streams a 1 GiB generated object and checks that the memory in use
+// (heap and part buffers) grows by less than 64 MiB meanwhile (the part buffers take 15 MiB),
+// then reads it back.
 func TestLargePutBoundedMemory(t *testing.T) {
 	const size, limit = 1 << 30, 64 << 20
 	srv := s3test.Start(t)
@@ -268,13 +271,13 @@ func TestLargePutBoundedMemory(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Put: %v", err)
 	}
-	t.Logf("Put of %d MiB took %v (%.0f MiB/s), heap grew by at most %.1f MiB (part buffers: %d × %d MiB)",
+	t.Logf("Put of %d MiB took %v (%.0f MiB/s), memory (heap and part buffers) grew by at most %.1f MiB (part buffers: %d × %d MiB)",
 		size>>20, d.Round(time.Millisecond), float64(size)/(1<<20)/d.Seconds(), float64(growth)/(1<<20), DefaultConcurrency, DefaultPartSize>>20)
 	if info.Size != size {
 		t.Errorf("Put size = %d, want %d", info.Size, size)
 	}
 	if growth > limit {
-		t.Errorf("heap grew by %d MiB during a %d MiB Put (limit %d MiB)", growth>>20, size>>20, limit>>20)
+		t.Errorf("memory (heap and part buffers) grew by %d MiB during a %d MiB Put (limit %d MiB)", growth>>20, size>>20, limit>>20)
 	}
 
 	rc, err := s.Get(ctx, "big.bin")
@@ -522,7 +525,7 @@ func TestConcurrentPuts(t *testing.T) {
 		}
 	}
 	if bound := int64(puts * DefaultConcurrency * DefaultPartSize); growth > bound+32<<20 {
-		t.Errorf("heap grew by %d MiB with %d concurrent Puts (part buffers: %d MiB)", growth>>20, puts, bound>>20)
+		t.Errorf("memory (heap and part buffers) grew by %d MiB with %d concurrent Puts (part buffers: %d MiB)", growth>>20, puts, bound>>20)
 	}
 	for i := range puts {
 		rc, err := s.Get(ctx, fmt.Sprintf("c/%d", i))
@@ -535,5 +538,33 @@ func TestConcurrentPuts(t *testing.T) {
 		if err != nil || !bytes.Equal(h.Sum(nil), gens[i].h.Sum(nil)) {
 			t.Errorf("object %d read back differs (%v)", i, err)
 		}
+	}
+}
+
+// TestPartBodyShut checks the guard around part buffers: once shut, a body never reads its
+// buffer again (the buffer is reused, then unmapped), and it fails instead.
+func TestPartBodyShut(t *testing.T) {
+	data := []byte("part data")
+	b := newPartBody(data)
+	var out bytes.Buffer
+	if n, err := b.WriteTo(&out); err != nil || n != int64(len(data)) || out.String() != string(data) {
+		t.Fatalf("WriteTo = %d, %v (%q)", n, err, out.String())
+	}
+	if _, err := b.Seek(0, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if n, err := b.Read(buf); err != nil || string(buf[:n]) != "part" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	b.shut()
+	if _, err := b.Read(buf); !errors.Is(err, errBodyShut) {
+		t.Errorf("Read after shut: %v", err)
+	}
+	if _, err := b.Seek(0, io.SeekStart); !errors.Is(err, errBodyShut) {
+		t.Errorf("Seek after shut: %v", err)
+	}
+	if _, err := b.WriteTo(&out); !errors.Is(err, errBodyShut) {
+		t.Errorf("WriteTo after shut: %v", err)
 	}
 }

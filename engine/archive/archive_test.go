@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 func TestRoundTrip(t *testing.T) {
@@ -240,6 +243,55 @@ func TestWriteSinkFailure(t *testing.T) {
 	buildTree(t, src, []node{{path: "a", kind: 'f', data: mixedContent(r, 4<<20)}})
 	if _, err := Write(context.Background(), src, &failWriter{n: 1000}, WriteOptions{}); err == nil {
 		t.Error("Write succeeded into a failing sink")
+	}
+}
+
+// TestParallelEncoderLifecycle checks the encoder's stream and that its frame buffers, which
+// live outside the heap and are freed by Close, cannot be written to afterwards.
+func TestParallelEncoderLifecycle(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	data := mixedContent(r, 5*frameSize+12345)
+	var out bytes.Buffer
+	pe, err := newParallelEncoder(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rest := data; len(rest) > 0; {
+		k := min(len(rest), 100_000)
+		if _, err := pe.Write(rest[:k]); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[k:]
+	}
+	if err := pe.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pe.Write([]byte("late")); !errors.Is(err, errClosed) {
+		t.Errorf("Write after Close: %v", err)
+	}
+	if err := pe.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	dec, err := zstd.NewReader(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	got, err := io.ReadAll(dec)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("round trip: %d bytes, %v", len(got), err)
+	}
+
+	aborted, err := newParallelEncoder(&bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := aborted.Write(data[:frameSize+1]); err != nil {
+		t.Fatal(err)
+	}
+	aborted.Abort()
+	if _, err := aborted.Write([]byte("late")); err == nil {
+		t.Error("Write after Abort succeeded")
 	}
 }
 

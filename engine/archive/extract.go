@@ -18,6 +18,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // Limits caps what one extraction may write, so a small hostile archive cannot fill the disk or
@@ -33,7 +34,16 @@ type Limits struct {
 	// for archives whose checksum is checked before the result is used, as the Sandwich does:
 	// extraction still never writes through a link, so the links are inert until then.
 	AnyLinkTarget bool
+	// MaxWindow caps the zstd window the stream may ask for, which is what decoding costs in
+	// memory. Default 128 MiB (see maxWindow); SnapshotMaxWindow for archives made by Write.
+	MaxWindow int
 }
+
+// SnapshotMaxWindow is the window limit for restoring snapshots. Write uses 1 MiB windows
+// (the first versions used the zstd library's default of 8 MiB), so a snapshot that asks for
+// more was not made by sailtui, and refusing it early keeps a hostile object from making a
+// restore use more memory than the whole process is meant to.
+const SnapshotMaxWindow = 8 << 20
 
 // Default extraction limits: far above any development project, far below a disk.
 const (
@@ -46,11 +56,12 @@ const (
 // rather than decompressed without bound.
 const maxTrailing = 1 << 20
 
-// maxWindow caps the zstd window a stream may ask for, the decoder's main memory cost. 128 MiB
-// is the zstd command line's own default limit, so anything it decodes without flags we decode.
+// maxWindow is the default Limits.MaxWindow: 128 MiB is the zstd command line's own default
+// limit, so anything it decodes without flags we decode.
 const maxWindow = 128 << 20
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with every unset limit at its default.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxBytes <= 0 {
 		l.MaxBytes = DefaultMaxBytes
 	}
@@ -59,6 +70,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxEntrySize <= 0 {
 		l.MaxEntrySize = l.MaxBytes
+	}
+	if l.MaxWindow <= 0 {
+		l.MaxWindow = maxWindow
 	}
 	return l
 }
@@ -84,7 +98,7 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 	x := &extractor{
 		ctx:    ctx,
 		target: target,
-		lim:    lim.withDefaults(),
+		lim:    lim.WithDefaults(),
 		dirs:   map[string]struct{}{"": {}},
 		buf:    make([]byte, copyBufSize),
 	}
@@ -92,8 +106,10 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 		return x.st, fmt.Errorf("extract: %w", err)
 	}
 	dec, err := zstd.NewReader(r,
-		zstd.WithDecoderConcurrency(0),
-		zstd.WithDecoderMaxWindow(maxWindow),
+		// Decoding is the cheap side: a few blocks in flight keep up with any disk, and each
+		// one costs memory.
+		zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)),
+		zstd.WithDecoderMaxWindow(uint64(x.lim.MaxWindow)),
 	)
 	if err != nil {
 		return x.st, fmt.Errorf("extract: %w", err)
@@ -102,6 +118,10 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 
 	x.startWriters()
 	err = x.read(dec)
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		err = fmt.Errorf("extract: the archive needs a zstd window over the limit of %d MiB (sailtui's archives use 1 MiB; recompress without --long or a high level): %w: %w",
+			x.lim.MaxWindow>>20, engine.ErrBadInput, err)
+	}
 	// Every queued file is written (or, after an error, dropped) before Extract returns, so
 	// nothing touches target afterwards and a caller may remove it right away.
 	if werr := x.stopWriters(err != nil); err == nil {
@@ -114,11 +134,11 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 }
 
 func (x *extractor) read(dec io.Reader) error {
-	src := &eofReader{r: dec}
+	src := stream.NewEOFReader(dec)
 	if err := x.run(tar.NewReader(src)); err != nil {
 		return err
 	}
-	if src.hitEOF {
+	if src.HitEOF() {
 		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
 	}
 	// Reading to the end of the zstd stream is what verifies its frame checksums.
@@ -154,55 +174,92 @@ type extractor struct {
 	dirMeta []dirMeta
 	buf     []byte
 
-	// Small files are written by a pool of goroutines. Creating a file costs far more kernel
-	// time than reading it from the archive, and `tar -x` creates them one at a time; all the
-	// decisions (names, parents, limits) stay in the reading goroutine, in archive order.
-	jobs    chan fileJob
-	free    chan []byte
-	writers sync.WaitGroup
-	stop    atomic.Bool
-	wmu     sync.Mutex
-	werr    error
-	wst     Stats
+	// Small files are written by a few goroutines (one per CPU, two to four), so that creating
+	// them (far more kernel time than reading them from the archive) overlaps with
+	// decompressing and parsing; all the decisions (names, parents, limits) stay in the reading
+	// goroutine, in archive order. Each writer has its own queue, and all the files of a
+	// directory go to the same one (see file). Their contents travel in a few fixed chunks (see
+	// chunk), so the memory in flight is bounded and reused instead of allocated per file.
+	queues []chan fileJob
+	free   chan []byte
+	cur    *chunk
+	// lastParent and queue say which writer the previous file went to (see file).
+	lastParent string
+	queue      int
+	writers    sync.WaitGroup
+	stop       atomic.Bool
+	wmu        sync.Mutex
+	werr       error
+	wst        Stats
 }
 
-// smallFile is the largest file handed to the writer pool; larger ones are streamed by the
-// reading goroutine so the memory in flight stays at a few MiB.
+// smallFile is the largest file handed to the writers; larger ones are streamed by the reading
+// goroutine, so the memory in flight stays at a few MiB.
 const smallFile = 256 << 10
 
-// fileJob is one small file for the writer pool.
+// Small files are packed into chunks of chunkSize bytes, of which at most numChunks exist.
+const (
+	chunkSize = 1 << 20
+	numChunks = 3
+)
+
+// chunk holds the contents of consecutive small files. refs counts the queued files in it plus
+// one while the reader may still add to it; the last one to let go returns the buffer, so the
+// writers may finish their files in any order.
+type chunk struct {
+	buf  []byte
+	refs atomic.Int32
+}
+
+// fileJob is one small file for a writer.
 type fileJob struct {
 	name  string // as in the archive, for errors
 	path  string
 	data  []byte
+	c     *chunk
 	mode  fs.FileMode
 	mtime time.Time
 }
 
 func (x *extractor) startWriters() {
-	// Twice the CPUs: a writer spends much of its time blocked in the filesystem.
-	n := min(2*runtime.GOMAXPROCS(0), 8)
-	x.jobs = make(chan fileJob, 4*n)
-	x.free = make(chan []byte, 5*n+1)
-	for range n {
-		x.writers.Go(x.writeLoop)
+	x.free = make(chan []byte, numChunks)
+	for range numChunks {
+		x.free <- nil // allocated on first use: a small archive needs one
+	}
+	x.queues = make([]chan fileJob, max(2, min(runtime.GOMAXPROCS(0), 4)))
+	for i := range x.queues {
+		q := make(chan fileJob, 256)
+		x.queues[i] = q
+		x.writers.Go(func() { x.writeLoop(q) })
 	}
 }
 
-// stopWriters waits for the pool to finish; with abort, queued files are dropped.
+// stopWriters waits for the writers to finish; with abort, queued files are dropped.
 func (x *extractor) stopWriters(abort bool) error {
 	if abort {
 		x.stop.Store(true)
 	}
-	close(x.jobs)
+	if x.cur != nil {
+		x.release(x.cur)
+		x.cur = nil
+	}
+	for _, q := range x.queues {
+		close(q)
+	}
 	x.writers.Wait()
 	x.st.Files += x.wst.Files
 	x.st.Bytes += x.wst.Bytes
 	return x.werr
 }
 
-func (x *extractor) writeLoop() {
-	for j := range x.jobs {
+func (x *extractor) release(c *chunk) {
+	if c.refs.Add(-1) == 0 {
+		x.free <- c.buf[:0]
+	}
+}
+
+func (x *extractor) writeLoop(jobs <-chan fileJob) {
+	for j := range jobs {
 		if !x.stop.Load() {
 			if err := writeFile(j.path, j.data, j.mode, j.mtime); err != nil {
 				x.stop.Store(true)
@@ -218,10 +275,7 @@ func (x *extractor) writeLoop() {
 				x.wmu.Unlock()
 			}
 		}
-		select {
-		case x.free <- j.data[:0]:
-		default:
-		}
+		x.release(j.c)
 	}
 }
 
@@ -231,14 +285,27 @@ func (x *extractor) writerErr() error {
 	return x.werr
 }
 
-// smallBuf returns a buffer of n bytes for a small file.
-func (x *extractor) smallBuf(n int) []byte {
-	select {
-	case b := <-x.free:
-		return b[:n]
-	default:
-		return make([]byte, n, smallFile)
+// smallBuf returns room for n bytes (n <= smallFile) in the current chunk, and the chunk, with
+// a reference taken for the job that will carry them. When the chunk is full the next free one
+// is taken, waiting for the writers to finish with one if need be.
+func (x *extractor) smallBuf(n int) ([]byte, *chunk) {
+	if x.cur != nil && len(x.cur.buf)+n > cap(x.cur.buf) {
+		x.release(x.cur)
+		x.cur = nil
 	}
+	if x.cur == nil {
+		buf := <-x.free
+		if buf == nil {
+			buf = make([]byte, 0, chunkSize)
+		}
+		x.cur = &chunk{buf: buf}
+		x.cur.refs.Store(1)
+	}
+	c := x.cur
+	start := len(c.buf)
+	c.buf = c.buf[:start+n]
+	c.refs.Add(1)
+	return c.buf[start : start+n : start+n], c
 }
 
 func (x *extractor) run(tr *tar.Reader) error {
@@ -364,28 +431,30 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 	p := x.abs(name)
 	mode := fs.FileMode(hdr.Mode) & fs.ModePerm
 	if hdr.Size <= smallFile {
-		data := x.smallBuf(int(hdr.Size))
+		data, c := x.smallBuf(int(hdr.Size))
 		if _, err := io.ReadFull(r, data); err != nil {
+			x.release(c)
 			return fmt.Errorf("read archive: %w", err)
 		}
-		x.jobs <- fileJob{name: hdr.Name, path: p, data: data, mode: mode, mtime: hdr.ModTime}
+		// The files of a directory go to the same writer, the next directory's to the next
+		// one: threads creating entries in one directory at once wait for each other's lock
+		// (spinning, on a busy machine, for far longer than the creates take).
+		if parent := parentOf(name); parent != x.lastParent {
+			x.lastParent = parent
+			x.queue = (x.queue + 1) % len(x.queues)
+		}
+		x.queues[x.queue] <- fileJob{name: hdr.Name, path: p, data: data, c: c, mode: mode, mtime: hdr.ModTime}
 		return nil
 	}
-	f, err := createExcl(p)
+	f, err := createFile(p, mode)
 	if err != nil {
 		return err
 	}
-	err = x.copyTo(f, r, hdr.Size)
-	if err == nil {
-		err = f.Chmod(mode)
+	if err := x.copyTo(f, r, hdr.Size); err != nil {
+		f.abandon()
+		return err
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = lchtimes(p, hdr.ModTime, false)
-	}
-	if err != nil {
+	if err := f.finish(mode, hdr.ModTime); err != nil {
 		return err
 	}
 	x.st.Files++
@@ -393,17 +462,23 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 	return nil
 }
 
-// createExcl creates a new file for writing. O_EXCL refuses an existing name, symlinks
-// included, so nothing is ever written through a symlink at the last component.
-func createExcl(p string) (*os.File, error) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+// errDuplicate is what creating an entry over an existing name gives.
+var errDuplicate = fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+
+// writeFile creates p with data, mode and mtime, refusing an existing name (see createFile).
+func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time) error {
+	f, err := createFile(p, mode)
+	if err != nil {
+		return err
 	}
-	return f, err
+	if _, err := f.Write(data); err != nil {
+		f.abandon()
+		return err
+	}
+	return f.finish(mode, mtime)
 }
 
-func (x *extractor) copyTo(f *os.File, r io.Reader, size int64) error {
+func (x *extractor) copyTo(f io.Writer, r io.Reader, size int64) error {
 	for remaining := size; remaining > 0; {
 		n, err := io.ReadFull(r, x.buf[:min(remaining, int64(len(x.buf)))])
 		if err != nil {
@@ -439,7 +514,7 @@ func (x *extractor) symlink(name string, hdr *tar.Header) error {
 	p := x.abs(name)
 	err := os.Symlink(hdr.Linkname, p)
 	if errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+		return errDuplicate
 	}
 	if err != nil {
 		return err
@@ -465,20 +540,4 @@ func (x *extractor) finishDirs() error {
 		}
 	}
 	return nil
-}
-
-// eofReader notes when the stream ran out. archive/tar reports a stream that stops cleanly
-// between two entries exactly like one that ends with the end-of-archive marker; only the marker
-// proves the archive is complete, and reading it never needs the stream's end.
-type eofReader struct {
-	r      io.Reader
-	hitEOF bool
-}
-
-func (e *eofReader) Read(b []byte) (int, error) {
-	n, err := e.r.Read(b)
-	if n == 0 && errors.Is(err, io.EOF) {
-		e.hitEOF = true
-	}
-	return n, err
 }

@@ -152,7 +152,7 @@ func TestExtractRefusesHostileArchives(t *testing.T) {
 				t.Errorf("something changed outside the target:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
 			if tc.lim != (Limits{}) {
-				checkWithinLimits(t, target, tc.lim.withDefaults())
+				checkWithinLimits(t, target, tc.lim.WithDefaults())
 			}
 			checkInside(t, target)
 		})

@@ -6,15 +6,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // BackendName is what Sandwich stores in Snapshot.Backend.
@@ -134,7 +136,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pr, pw := io.Pipe()
-	out := &hashCounter{w: pw, h: sha256.New()}
+	out := stream.NewHashWriter(pw, sha256.New())
 	werrc := make(chan error, 1)
 	go func() {
 		_, err := Write(wctx, dir, out, opts)
@@ -172,13 +174,13 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	case werr != nil:
 		_ = s.store.Delete(context.WithoutCancel(ctx), key)
 		return fail(werr)
-	case info.Size != out.n:
+	case info.Size != out.N():
 		_ = s.store.Delete(context.WithoutCancel(ctx), key)
-		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.n, engine.ErrChecksum))
+		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.N(), engine.ErrChecksum))
 	}
 	snap.Location = key
-	snap.SizeBytes = out.n
-	snap.SHA256 = hex.EncodeToString(out.h.Sum(nil))
+	snap.SizeBytes = out.N()
+	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = BackendName
 	return snap, nil
 }
@@ -211,7 +213,7 @@ func (s *Sandwich) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.
 	}
 	defer rc.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, ctxReader{ctx: ctx, r: rc}); err != nil {
+	if _, err := io.Copy(h, stream.WithContext(ctx, rc)); err != nil {
 		return fail(fmt.Errorf("read object %s: %w", key, err))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); !strings.EqualFold(got, snap.SHA256) {
@@ -226,6 +228,16 @@ func (s *Sandwich) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.
 // Only when the extraction succeeded and the checksum matches is the new tree flushed to disk
 // (one syncfs) and swapped in; otherwise the sibling is removed and the existing storage is
 // untouched. A missing storage directory (a hibernated project) is created, parents included.
+//
+// Crash safety. Nothing under the storage directory changes before the swap, and the swap
+// happens only after a syncfs issued once the extraction is complete has returned: at any
+// crash point the storage directory holds either the old tree or the complete, checksummed new
+// one, on disk. While the tree is being written, writeback is started early by background
+// syncfs calls (see startFlusher), so that the final one finds little left to write; those
+// early calls only move work earlier and are not relied on. After the swap the parent
+// directory is synced before the old tree is removed, so a crash can never leave the old tree
+// deleted while the rename that replaced it is still only in memory. A sibling left by a crash
+// before the swap is removed by the next restore.
 func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
@@ -263,25 +275,32 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		return fail(fmt.Errorf("object %s: %w", key, err))
 	}
 	defer rc.Close()
-	src := &hashReader{r: ctxReader{ctx: ctx, r: rc}, h: sha256.New()}
+	var report func(done int64)
 	if progress != nil {
-		src.progress = func(done int64) {
+		report = func(done int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
 		}
 	}
+	src := stream.NewHashReader(stream.WithContext(ctx, rc), sha256.New(), 4*progressStep, report)
 	lim := s.opts.Limits
 	// Links may point anywhere: they are inert until the tree is swapped in, and that happens
 	// only once the checksum proves this is the archive Create wrote.
 	lim.AnyLinkTarget = true
+	if lim.MaxWindow <= 0 {
+		lim.MaxWindow = SnapshotMaxWindow
+	}
+	stopFlusher := startFlusher(tmp)
 	_, xerr := Extract(ctx, src, tmp, lim)
+	stopFlusher()
 	// Read whatever is left (normally nothing): the checksum covers the whole object, and a
 	// corrupted object often shows up as a decoding error first; reading to the end is what
 	// tells corruption (ErrChecksum) from an archive that is intact but refused.
 	if ctx.Err() == nil {
 		_, _ = io.Copy(io.Discard, src)
 	}
-	if src.eof {
-		if got := hex.EncodeToString(src.h.Sum(nil)); !strings.EqualFold(got, snap.SHA256) {
+	eof, sum, rerr := src.Result()
+	if eof {
+		if got := hex.EncodeToString(sum); !strings.EqualFold(got, snap.SHA256) {
 			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, snap.SHA256, got)
 			if xerr != nil {
 				err = fmt.Errorf("%w (extraction stopped with: %v)", err, xerr)
@@ -292,13 +311,14 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	if xerr != nil {
 		return fail(xerr)
 	}
-	if !src.eof {
-		err := src.err
+	if !eof {
+		err := rerr
 		if err == nil {
 			err = ctx.Err()
 		}
 		return fail(fmt.Errorf("read object %s: %w", key, err))
 	}
+	// The barrier: the whole new tree is on disk before it replaces anything.
 	if err := syncFS(tmp); err != nil {
 		return fail(err)
 	}
@@ -333,12 +353,50 @@ func createOp(t engine.SnapshotType) engine.OpKind {
 	}
 }
 
+// flushInterval is the pause between two early flushes of a tree being restored: short enough
+// that little is left dirty at the end, long enough that an idle restore (waiting on a slow
+// network) does not sync the filesystem in a loop.
+const flushInterval = 100 * time.Millisecond
+
+// startFlusher syncs the filesystem holding dir every flushInterval until stop is called, so
+// that the kernel writes a tree being extracted as it goes instead of all at the end: the
+// writeback then overlaps with the extraction. stop waits for a sync in progress. Errors are
+// ignored: the final syncFS, which Restore relies on, reports them.
+func startFlusher(dir string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTimer(flushInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			_ = syncFS(dir)
+			t.Reset(flushInterval)
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
 // swapIn puts the restored tree tmp at dir. Where the kernel can exchange two paths atomically
 // the storage directory never disappears, even for a moment; otherwise the old tree is moved
-// aside first and moved back if the second rename fails. The old tree is then removed; if that
-// fails, its name (a restore sibling) lets the next restore clean it up.
+// aside first and moved back if the second rename fails. The parent is synced, so that the
+// swap is on disk, before the old tree is removed; if removing fails, its name (a restore
+// sibling) lets the next restore clean it up.
 func swapIn(tmp, dir string) error {
+	parent := filepath.Dir(dir)
 	if err := exchange(tmp, dir); err == nil {
+		if err := syncDir(parent); err != nil {
+			// The new tree is in place, the old one at tmp: left for the next restore,
+			// since its removal could reach the disk before the exchange does.
+			return nil
+		}
 		_ = removeAll(tmp)
 		return nil
 	}
@@ -355,7 +413,7 @@ func swapIn(tmp, dir string) error {
 		}
 		return fmt.Errorf("move restored storage in: %w", err)
 	}
-	if old != "" {
+	if old != "" && syncDir(parent) == nil {
 		_ = removeAll(old)
 	}
 	return nil
@@ -399,62 +457,4 @@ func removeAll(p string) error {
 		return nil
 	})
 	return os.RemoveAll(p)
-}
-
-// hashCounter passes writes on while hashing and counting what was accepted.
-type hashCounter struct {
-	w io.Writer
-	h hash.Hash
-	n int64
-}
-
-func (c *hashCounter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.h.Write(b[:n])
-	c.n += int64(n)
-	return n, err
-}
-
-// hashReader hashes and counts what is read through it and reports progress every few MiB.
-// Its hash speaks for the whole object only once eof is set: the object was read to its end
-// without any error before.
-type hashReader struct {
-	r        io.Reader
-	h        hash.Hash
-	n        int64
-	reported int64
-	err      error
-	eof      bool
-	progress func(done int64)
-}
-
-func (c *hashReader) Read(b []byte) (int, error) {
-	n, err := c.r.Read(b)
-	c.h.Write(b[:n])
-	c.n += int64(n)
-	switch {
-	case err == nil:
-	case errors.Is(err, io.EOF):
-		c.eof = c.err == nil
-	case c.err == nil:
-		c.err = err
-	}
-	if c.progress != nil && (c.n-c.reported >= 4*progressStep || (errors.Is(err, io.EOF) && c.n != c.reported)) {
-		c.reported = c.n
-		c.progress(c.n)
-	}
-	return n, err
-}
-
-// ctxReader makes a reader stop at cancellation even if the store's reader does not.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(b []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(b)
 }

@@ -480,3 +480,67 @@ func TestSwapIn(t *testing.T) {
 		}
 	}
 }
+
+// wideWindow wraps b (at most 128 KiB) in a zstd frame, built by hand as a hostile object
+// would be, whose header asks for a window of 1<<windowLog bytes.
+func wideWindow(t *testing.T, b []byte, windowLog int) []byte {
+	t.Helper()
+	if len(b) > 128<<10 {
+		t.Fatal("wideWindow: one raw block holds at most 128 KiB")
+	}
+	out := []byte{0x28, 0xb5, 0x2f, 0xfd, // magic
+		0x00,                    // no content size, not single-segment, no checksum, no dictionary
+		byte(windowLog-10) << 3} // window descriptor: exponent, mantissa 0
+	hdr := 1 | len(b)<<3 // last block, raw
+	out = append(out, byte(hdr), byte(hdr>>8), byte(hdr>>16))
+	return append(out, b...)
+}
+
+// TestExtractWindowLimit checks that the window a stream asks for is capped before decoding
+// starts: over the limit is bad input, at or under it extracts.
+func TestExtractWindowLimit(t *testing.T) {
+	tarball := makeTar(t, []tarEntry{reg("a", []byte("x"))})
+	for _, tc := range []struct {
+		name   string
+		window int
+		lim    Limits
+		ok     bool
+	}{
+		{"16 MiB under the default", 24, Limits{}, true},
+		{"256 MiB over the default", 28, Limits{}, false},
+		{"16 MiB over the snapshot limit", 24, Limits{MaxWindow: SnapshotMaxWindow}, false},
+		{"8 MiB at the snapshot limit", 23, Limits{MaxWindow: SnapshotMaxWindow}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := t.TempDir()
+			_, err := Extract(context.Background(), bytes.NewReader(wideWindow(t, tarball, tc.window)), target, tc.lim)
+			if tc.ok && err != nil {
+				t.Fatalf("Extract: %v", err)
+			}
+			if !tc.ok {
+				if !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "window") {
+					t.Fatalf("Extract = %v, want ErrBadInput naming the window", err)
+				}
+				if _, err := os.Stat(filepath.Join(target, "a")); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("an entry was extracted: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestSandwichRestoreRefusesWideWindow: a snapshot object, intact by its checksum, that asks
+// for more decoder memory than sailtui's archives ever do is refused, and nothing changes.
+func TestSandwichRestoreRefusesWideWindow(t *testing.T) {
+	env := newSandwichEnv(t, sampleNodes(5))
+	obj := wideWindow(t, makeTar(t, []tarEntry{reg("fine", []byte("x"))}), 26) // 64 MiB
+	key := "projects/alice/p1/wide.tar.zst"
+	env.store.objs[key] = obj
+	sum := sha256.Sum256(obj)
+	snap := engine.Snapshot{ID: "wide", ProjectID: "p1", Location: key, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(obj)), Backend: "archive"}
+	before := scanTree(t, env.dir)
+	if err := env.sw.Restore(context.Background(), env.p, snap, nil); !errors.Is(err, engine.ErrBadInput) {
+		t.Errorf("Restore = %v, want ErrBadInput", err)
+	}
+	diffTrees(t, before, scanTree(t, env.dir))
+}

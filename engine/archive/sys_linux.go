@@ -3,7 +3,6 @@ package archive
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -11,10 +10,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/sailtui/sailtui/engine"
 )
 
 // openNoFollow opens a file found by the walk for reading. O_NOFOLLOW and O_NONBLOCK keep a
@@ -90,37 +88,84 @@ func syncFS(dir string) error {
 	return nil
 }
 
-// writeFile creates p (refusing an existing name: O_EXCL also refuses a symlink there) with
-// data, mode and mtime. Creating files is most of an extraction, so it is done with bare
-// syscalls, and the mode is given at creation, with an fchmod only when the umask would strip
-// some of its bits.
-func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time) error {
+// syncDir flushes a directory itself (its entries) to disk.
+func syncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
+}
+
+// newFile is a file being extracted, as a bare descriptor: creating files is most of an
+// extraction, and os.File would register each with the poller for nothing.
+type newFile struct {
+	fd   int
+	path string
+}
+
+// createFile creates p for writing. O_EXCL refuses an existing name, symlinks included, so
+// nothing is ever written through a symlink at the last component. The mode is given at
+// creation (finish corrects it only where the umask took bits away).
+func createFile(p string, mode fs.FileMode) (newFile, error) {
 	fd, err := retryEINTR(func() (int, error) {
 		return syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, uint32(mode))
 	})
 	if err == syscall.EEXIST {
-		return fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
+		return newFile{}, errDuplicate
 	}
 	if err != nil {
-		return &os.PathError{Op: "open", Path: p, Err: err}
+		return newFile{}, &os.PathError{Op: "open", Path: p, Err: err}
 	}
-	for len(data) > 0 {
-		var n int
-		if n, err = retryEINTR(func() (int, error) { return syscall.Write(fd, data) }); err != nil {
-			break
+	return newFile{fd: fd, path: p}, nil
+}
+
+// Write writes all of b.
+func (f newFile) Write(b []byte) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := retryEINTR(func() (int, error) { return syscall.Write(f.fd, b[done:]) })
+		if err != nil {
+			return done, &os.PathError{Op: "write", Path: f.path, Err: err}
 		}
-		data = data[n:]
+		done += n
 	}
-	if um, ok := umask(); err == nil && (!ok || uint32(mode)&um != 0) {
-		err = syscall.Fchmod(fd, uint32(mode))
+	return done, nil
+}
+
+// finish sets the mode (where the umask stripped some of it) and the modification time through
+// the descriptor, which spares a second lookup of the path, and closes the file.
+func (f newFile) finish(mode fs.FileMode, mtime time.Time) error {
+	var err error
+	if um, ok := umask(); !ok || uint32(mode)&um != 0 {
+		if err = syscall.Fchmod(f.fd, uint32(mode)); err != nil {
+			err = &os.PathError{Op: "fchmod", Path: f.path, Err: err}
+		}
 	}
-	if cerr := syscall.Close(fd); err == nil {
-		err = cerr
+	if err == nil {
+		err = futimens(f.fd, f.path, mtime)
 	}
-	if err != nil {
-		return &os.PathError{Op: "write", Path: p, Err: err}
+	if cerr := syscall.Close(f.fd); err == nil && cerr != nil {
+		err = &os.PathError{Op: "close", Path: f.path, Err: cerr}
 	}
-	return lchtimes(p, mtime, false)
+	return err
+}
+
+// abandon closes a file whose writing failed.
+func (f newFile) abandon() { _ = syscall.Close(f.fd) }
+
+// futimens sets the modification time of an open file (utimensat with a NULL path, as the C
+// library's futimens does; x/sys has no wrapper for that form).
+func futimens(fd int, path string, mtime time.Time) error {
+	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(mtime.UnixNano())}
+	if _, _, errno := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0); errno != 0 {
+		return &os.PathError{Op: "futimens", Path: path, Err: errno}
+	}
+	return nil
 }
 
 func retryEINTR(f func() (int, error)) (int, error) {

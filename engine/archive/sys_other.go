@@ -33,23 +33,34 @@ func renameExchange(oldpath, newpath string) error {
 // normal writeback.
 func syncFS(dir string) error { return nil }
 
-// writeFile creates p (refusing an existing name) with data, mode and mtime.
-func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time) error {
-	f, err := createExcl(p)
-	if err != nil {
-		return err
+// syncDir is a no-op here too, for the same reason.
+func syncDir(dir string) error { return nil }
+
+// newFile is a file being extracted.
+type newFile struct{ f *os.File }
+
+// createFile creates p for writing, refusing an existing name (symlinks included).
+func createFile(p string, mode fs.FileMode) (newFile, error) {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return newFile{}, errDuplicate
 	}
-	if len(data) > 0 {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if cerr := f.Close(); err == nil {
+	return newFile{f: f}, err
+}
+
+func (f newFile) Write(b []byte) (int, error) { return f.f.Write(b) }
+
+// finish sets the mode and modification time and closes the file.
+func (f newFile) finish(mode fs.FileMode, mtime time.Time) error {
+	err := f.f.Chmod(mode)
+	if cerr := f.f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = lchtimes(p, mtime, false)
+		err = lchtimes(f.f.Name(), mtime, false)
 	}
 	return err
 }
+
+// abandon closes a file whose writing failed.
+func (f newFile) abandon() { _ = f.f.Close() }

@@ -49,12 +49,13 @@ const progressStep = 1 << 20
 
 // copyBufSize is the read size for file contents: large enough that big files move in few
 // syscalls, small enough to be irrelevant next to the encoder's own buffers.
-const copyBufSize = 1 << 20
+const copyBufSize = 256 << 10
 
 // Write archives the tree at root into w as a zstd-compressed tar stream: independent zstd
-// frames of 1 MiB of tar each, compressed on all cores, which any zstd decoder (the command line
-// one included) reads as one stream. The file walk and reads stay in the calling goroutine.
-// Memory stays at a few tens of MiB whatever the size of the tree. The walk is sorted and
+// frames of 1 MiB of tar each, compressed on all cores (up to four), which any zstd decoder (the
+// command line one included) reads as one stream. The file walk and reads stay in the calling
+// goroutine. Memory stays at about 15 MiB whatever the size of the tree, most of it frame
+// buffers kept outside the Go heap (see parallelEncoder). The walk is sorted and
 // never follows symlinks, so the same tree always gives the same bytes. Regular files, directories
 // (empty ones too) and symlinks are kept with their permission bits and modification times (to
 // the second); sockets, devices and fifos are counted in Stats.Skipped. A symlink that

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // Owner is a numeric user and group.
@@ -106,7 +107,7 @@ func (t Tree) ReadFile(ctx context.Context, name string, w io.Writer) error {
 	if fi.IsDir() {
 		return fmt.Errorf("%q is a directory: %w", rel, engine.ErrBadInput)
 	}
-	_, err = io.Copy(w, ctxReader{ctx, f})
+	_, err = io.Copy(w, stream.WithContext(ctx, f))
 	return err
 }
 
@@ -146,7 +147,7 @@ func (t Tree) WriteFile(ctx context.Context, name string, rd io.Reader) error {
 	if err != nil {
 		return FileErr(rel, err)
 	}
-	_, err = io.Copy(f, ctxReader{ctx, rd})
+	_, err = io.Copy(f, stream.WithContext(ctx, rd))
 	if err == nil {
 		err = f.Chmod(perm) // the umask applied at create
 	}
@@ -329,19 +330,6 @@ func OwnedBy(dir string, o Owner) (bool, error) {
 		return true, nil // no numeric owners here: nothing to fix
 	}
 	return cur == o, nil
-}
-
-// ctxReader stops a copy when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // WriteFileAtomic replaces the host file path with data so that a reader sees the old or the
