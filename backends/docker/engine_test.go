@@ -321,6 +321,7 @@ func TestAPIVersionNegotiated(t *testing.T) {
 // TestProjectsIsolated: a container of one project cannot connect to a container of another,
 // even knowing its address, while it reaches its own project's containers.
 func TestProjectsIsolated(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	r := newTestRuntime(t, testConfig(t, cli))
 	a := newProject(t, r, "iso-a")
@@ -424,6 +425,7 @@ func (s *memStore) Describe() string { return "memory" }
 // directory: what containers wrote comes back byte for byte after destroy and restore, and the
 // restored files belong to the container user again, so the containers can change them.
 func TestArchiveSandwich(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	r := newTestRuntime(t, testConfig(t, cli))
 	vols := archive.NewSandwich(&memStore{}, r, archive.SandwichOptions{})

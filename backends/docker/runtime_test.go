@@ -43,12 +43,17 @@ func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 	return r
 }
 
+// The package's tests run in parallel where they can (not where they set the environment): each
+// has its own label token, networks, volumes and directories, and they mostly wait on the
+// Docker daemon, so running them one at a time only adds up their waits.
 func TestContract(t *testing.T) {
+	t.Parallel()
 	runContract(t, false)
 }
 
 // TestContractVolumes is the same contract with every project's files in a named volume.
 func TestContractVolumes(t *testing.T) {
+	t.Parallel()
 	runContract(t, true)
 }
 

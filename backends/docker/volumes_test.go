@@ -33,6 +33,7 @@ func volumeConfig(t *testing.T, cli *client.Client) Config {
 // directory is made. Hibernation through the archive sandwich leaves no container, network or
 // volume behind, and the wake brings back the same bytes, which the containers can change.
 func TestVolumeProject(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	cfg := volumeConfig(t, cli)
 	r := newTestRuntime(t, cfg)
@@ -214,6 +215,7 @@ func checkVolumeDirClean(t *testing.T, r *Runtime, p engine.Project) {
 // or no access to its root directory) makes every file operation fail with an error that says
 // what to do, and StorageDir "", so the sandwich neither snapshots nor restores somewhere else.
 func TestVolumeUnreachable(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	r := newTestRuntime(t, volumeConfig(t, cli))
 	vols := archive.NewSandwich(&memStore{}, r, archive.SandwichOptions{})
@@ -279,6 +281,7 @@ func TestVolumeUnreachable(t *testing.T) {
 // is another project's, and a project whose files are in the storage of the other mode are
 // refused with errors that say what to do, and nothing of them is removed.
 func TestVolumeBadInput(t *testing.T) {
+	t.Parallel()
 	cli := dockertest.Client(t)
 	ctx := t.Context()
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -262,6 +263,9 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engi
 		return fmt.Errorf("destroy %s: namespace %s is not this project's; not deleting it: %w", p.Slug, ns, engine.ErrConflict)
 	}
 	if cur.DeletionTimestamp == nil {
+		if err := r.emptyNamespace(ctx, ns); err != nil {
+			return fmt.Errorf("destroy %s: %w", p.Slug, err)
+		}
 		uid := cur.UID
 		err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -274,6 +278,43 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engi
 		return fmt.Errorf("destroy %s: %w", p.Slug, err)
 	}
 	return nil
+}
+
+// emptyNamespace removes, and waits out, what would hold up the namespace controller. It
+// deletes everything in a namespace in one pass and then looks again; if something it deleted
+// is still there with a finalizer (the PVC while a pod mounts it, a VolumeSnapshot whose
+// controller has not let go of it yet), it waits 8 s (half its fixed 15 s estimate, plus one)
+// before looking again, and a pod still terminating holds it up for half its grace period.
+// So the pods go first (the Deployments in the foreground: the garbage collector removes their
+// ReplicaSets and pods before them), then the PVC and the VolumeSnapshots; the namespace is
+// then left with objects that go in one pass. The snapshots' data stays: a hibernation's
+// content is Retain by now, as every content sailtui keeps is.
+func (r *Runtime) emptyNamespace(ctx context.Context, ns string) error {
+	foreground := metav1.DeletePropagationForeground
+	deployments := r.core.AppsV1().Deployments(ns)
+	if err := deployments.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &foreground}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete deployments in %s: %w", ns, err)
+	}
+	if err := waitEmpty(ctx, r.core.AppsV1().RESTClient(), "deployments", ns, &appsv1.Deployment{}, r.cfg.DeleteTimeout); err != nil {
+		return err
+	}
+	pvcs := r.core.CoreV1().PersistentVolumeClaims(ns)
+	if err := pvcs.Delete(ctx, PVCName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("delete pvc %s/%s: %w", ns, PVCName, err)
+	}
+	// Without the VolumeSnapshot API (a cluster using the S3 archives) there are none to wait for.
+	err := r.snaps.SnapshotV1().VolumeSnapshots(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	haveSnapshots := !apierrors.IsNotFound(err)
+	if err != nil && haveSnapshots {
+		return fmt.Errorf("delete volume snapshots in %s: %w", ns, err)
+	}
+	if err := waitFor(ctx, r.core.CoreV1().RESTClient(), "persistentvolumeclaims", ns, PVCName, &corev1.PersistentVolumeClaim{}, r.cfg.DeleteTimeout, gone); err != nil {
+		return err
+	}
+	if !haveSnapshots {
+		return nil
+	}
+	return waitEmpty(ctx, r.snaps.SnapshotV1().RESTClient(), "volumesnapshots", ns, &snapv1.VolumeSnapshot{}, r.cfg.DeleteTimeout)
 }
 
 // ProjectExists reports whether the project's PVC is there and not being deleted.

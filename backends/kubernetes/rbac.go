@@ -42,13 +42,14 @@ func SweeperClusterRules() []rbacv1.PolicyRule {
 // streamed out of the file-manager pod, which needs pods/exec — granted here, never cluster-wide.
 func SweeperProjectRules(s3Snapshots bool) []rbacv1.PolicyRule {
 	rules := []rbacv1.PolicyRule{
-		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "patch"}},
+		// Tearing a project down empties its namespace before deleting it (see emptyNamespace).
+		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "patch", "deletecollection"}},
 		// A hibernation that cannot finish starts the containers it stopped again, which
 		// applies (server-side apply is a patch) their Service and Ingress too.
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "patch"}},
-		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list"}},
-		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "list", "watch", "create", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "delete"}},
+		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "list", "watch", "create", "delete", "deletecollection"}},
 	}
 	if s3Snapshots {
 		rules = append(rules,

@@ -232,38 +232,44 @@ func TestHibernateWakePurge(t *testing.T) {
 	defer c.StartKubelet(t, ns)()
 	defer c.StartSnapshotter(t, ns)()
 
-	// Watch the namespace: when its deletion starts, every VolumeSnapshot in it must already be
-	// ready and its content kept (Retain).
+	// Watch the PVC: when its deletion starts (the first thing that touches the data in a
+	// teardown), every VolumeSnapshot in the namespace must already be ready and its content
+	// kept (Retain).
 	var mu sync.Mutex
 	var atDeletion []string
-	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "namespaces", "", fields.OneTermEqualSelector("metadata.name", ns))
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.Namespace{},
-		Handler: cache.ResourceEventHandlerFuncs{UpdateFunc: func(_, obj any) {
-			if obj.(*corev1.Namespace).DeletionTimestamp == nil {
-				return
+	record := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if atDeletion != nil {
+			return
+		}
+		atDeletion = []string{}
+		list, err := c.Snapshots.SnapshotV1().VolumeSnapshots(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			atDeletion = append(atDeletion, "list: "+err.Error())
+			return
+		}
+		for _, vs := range list.Items {
+			ready := vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse
+			state := vs.Name + " ready"
+			if !ready {
+				state = vs.Name + " NOT ready"
+			} else if content, err := c.Snapshots.SnapshotV1().VolumeSnapshotContents().Get(context.Background(), *vs.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{}); err != nil || content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
+				state = vs.Name + " content not retained"
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if atDeletion != nil {
-				return
-			}
-			atDeletion = []string{}
-			list, err := c.Snapshots.SnapshotV1().VolumeSnapshots(ns).List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				atDeletion = append(atDeletion, "list: "+err.Error())
-				return
-			}
-			for _, vs := range list.Items {
-				ready := vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse
-				state := vs.Name + " ready"
-				if !ready {
-					state = vs.Name + " NOT ready"
-				} else if content, err := c.Snapshots.SnapshotV1().VolumeSnapshotContents().Get(context.Background(), *vs.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{}); err != nil || content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
-					state = vs.Name + " content not retained"
+			atDeletion = append(atDeletion, state)
+		}
+	}
+	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "persistentvolumeclaims", ns, fields.OneTermEqualSelector("metadata.name", kubernetes.PVCName))
+	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.PersistentVolumeClaim{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			UpdateFunc: func(_, obj any) {
+				if obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil {
+					record()
 				}
-				atDeletion = append(atDeletion, state)
-			}
-		}}})
+			},
+			DeleteFunc: func(any) { record() },
+		}})
 	stopInf := make(chan struct{})
 	go ctrl.Run(stopInf)
 	defer close(stopInf)
@@ -280,7 +286,7 @@ func TestHibernateWakePurge(t *testing.T) {
 	}
 	mu.Lock()
 	if len(atDeletion) != 1 || !strings.HasSuffix(atDeletion[0], " ready") {
-		t.Errorf("VolumeSnapshots when the namespace deletion began: %v (want exactly one, ready and retained)", atDeletion)
+		t.Errorf("VolumeSnapshots when the PVC deletion began: %v (want exactly one, ready and retained)", atDeletion)
 	}
 	mu.Unlock()
 	var snap engine.Snapshot

@@ -137,7 +137,7 @@ var (
 
 // Image returns the test image, building it when no image of the same content exists yet.
 // Its tag is the hash of everything in it, so repeated runs reuse it and a changed sailtui gets
-// a new one; older test images are removed when a new one is built.
+// a new one; test images over a day old are removed when a new one is built.
 func Image(t testing.TB, cli *client.Client) string {
 	t.Helper()
 	imageMu.Lock()
@@ -205,6 +205,11 @@ func removeOldImages(ctx context.Context, cli *client.Client, keep string) {
 		return
 	}
 	for _, img := range imgs.Items {
+		// Another checkout's test run may be using an image of a different sailtui right now
+		// (between two of its containers nothing protects it): only images a day old go.
+		if time.Since(time.Unix(img.Created, 0)) < 24*time.Hour {
+			continue
+		}
 		old := true
 		for _, tag := range img.RepoTags {
 			if tag == keep {
