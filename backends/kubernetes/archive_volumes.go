@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"archive/tar"
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -601,32 +602,9 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 		inW.Close()
 	}
 	xerr := x.wait()
-	// Read whatever is left (normally nothing): the checksum covers the whole object, and it
-	// is what tells corruption (ErrChecksum) from an intact archive that was refused.
-	if ctx.Err() == nil {
-		_, _ = io.Copy(io.Discard, src)
-	}
-	eof, sum, rerr := src.Result()
-	if eof {
-		if got := hex.EncodeToString(sum); !strings.EqualFold(got, snap.SHA256) {
-			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, snap.SHA256, got)
-			if ferr != nil {
-				err = fmt.Errorf("%w (extraction stopped with: %v)", err, ferr)
-			}
-			return fail(err)
-		}
-	}
-	switch {
-	case ferr != nil:
-		return fail(ferr)
-	case xerr != nil:
-		return fail(xerr)
-	case !eof:
-		err := rerr
-		if err == nil {
-			err = ctx.Err()
-		}
-		return fail(fmt.Errorf("read object %s: %w", key, err))
+	// The filter's refusal explains the tar's failure that follows from it, not the reverse.
+	if err := archive.VerifyObject(ctx, src, key, snap.SHA256, cmp.Or(ferr, xerr)); err != nil {
+		return fail(err)
 	}
 	if err := a.script(ctx, ns, pod, "commit", tok); err != nil {
 		return fail(err)
@@ -707,10 +685,6 @@ const (
 	kindSymlink
 )
 
-// maxTrailing is how much may follow the tar end marker inside the compressed stream (tar
-// pads to its record size), as in archive.Extract.
-const maxTrailing = 1 << 20
-
 type dirEntry struct {
 	name  string
 	mode  int64
@@ -784,16 +758,8 @@ func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archiv
 			return fmt.Errorf("extract %q: %w", hdr.Name, err)
 		}
 	}
-	if eof.HitEOF() {
-		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
-	}
-	// Reading to the end of the zstd stream is what verifies its frame checksums.
-	n, err := io.CopyN(io.Discard, dec, maxTrailing+1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("extract: read archive end: %w", err)
-	}
-	if n > maxTrailing {
-		return fmt.Errorf("extract: more than %d bytes after the end of the archive: %w", maxTrailing, engine.ErrBadInput)
+	if err := archive.CheckEnd(dec, eof); err != nil {
+		return err
 	}
 	for i := len(f.dirs) - 1; i >= 0; i-- {
 		d := f.dirs[i]

@@ -138,10 +138,17 @@ func (x *extractor) read(dec io.Reader) error {
 	if err := x.run(tar.NewReader(src)); err != nil {
 		return err
 	}
-	if src.HitEOF() {
+	return CheckEnd(dec, src)
+}
+
+// CheckEnd makes the checks an extraction owes once archive/tar has read the end-of-archive
+// marker from eof, which reads the decompressed stream dec: the stream did not run out before
+// the marker (a truncated archive reads like a complete one otherwise), and the rest of dec is
+// read, which is what verifies the zstd frame checksums, and is at most a little padding.
+func CheckEnd(dec io.Reader, eof *stream.EOFReader) error {
+	if eof.HitEOF() {
 		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)
 	}
-	// Reading to the end of the zstd stream is what verifies its frame checksums.
 	n, err := io.CopyN(io.Discard, dec, maxTrailing+1)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("extract: read archive end: %w", err)

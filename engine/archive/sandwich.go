@@ -292,31 +292,8 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	stopFlusher := startFlusher(tmp)
 	_, xerr := Extract(ctx, src, tmp, lim)
 	stopFlusher()
-	// Read whatever is left (normally nothing): the checksum covers the whole object, and a
-	// corrupted object often shows up as a decoding error first; reading to the end is what
-	// tells corruption (ErrChecksum) from an archive that is intact but refused.
-	if ctx.Err() == nil {
-		_, _ = io.Copy(io.Discard, src)
-	}
-	eof, sum, rerr := src.Result()
-	if eof {
-		if got := hex.EncodeToString(sum); !strings.EqualFold(got, snap.SHA256) {
-			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, snap.SHA256, got)
-			if xerr != nil {
-				err = fmt.Errorf("%w (extraction stopped with: %v)", err, xerr)
-			}
-			return fail(err)
-		}
-	}
-	if xerr != nil {
-		return fail(xerr)
-	}
-	if !eof {
-		err := rerr
-		if err == nil {
-			err = ctx.Err()
-		}
-		return fail(fmt.Errorf("read object %s: %w", key, err))
+	if err := VerifyObject(ctx, src, key, snap.SHA256, xerr); err != nil {
+		return fail(err)
 	}
 	// The barrier: the whole new tree is on disk before it replaces anything.
 	if err := syncFS(tmp); err != nil {
@@ -351,6 +328,40 @@ func createOp(t engine.SnapshotType) engine.OpKind {
 	default:
 		return engine.OpSnapshot
 	}
+}
+
+// VerifyObject decides a restore once its extraction from src has stopped, with xerr (nil if
+// it succeeded). It reads what is left of the object (normally nothing) unless ctx is done, so
+// that the checksum covers all of it: a corrupted object often shows up as a decoding error
+// first, and only the checksum tells corruption from an intact archive that was refused. The
+// result is an engine.ErrChecksum error when the object, read to its end, is not the one
+// recorded as want (the extraction's error beside it); else xerr; else a read error when the
+// object could not be read to its end; nil only for an intact object fully extracted.
+func VerifyObject(ctx context.Context, src *stream.HashReader, key, want string, xerr error) error {
+	if ctx.Err() == nil {
+		_, _ = io.Copy(io.Discard, src)
+	}
+	eof, sum, rerr := src.Result()
+	if eof {
+		if got := hex.EncodeToString(sum); !strings.EqualFold(got, want) {
+			err := fmt.Errorf("object %s: %w: recorded %s, read %s", key, engine.ErrChecksum, want, got)
+			if xerr != nil {
+				err = fmt.Errorf("%w (extraction stopped with: %v)", err, xerr)
+			}
+			return err
+		}
+	}
+	if xerr != nil {
+		return xerr
+	}
+	if !eof {
+		err := rerr
+		if err == nil {
+			err = ctx.Err()
+		}
+		return fmt.Errorf("read object %s: %w", key, err)
+	}
+	return nil
 }
 
 // flushInterval is the pause between two early flushes of a tree being restored: short enough
