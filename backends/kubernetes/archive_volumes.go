@@ -841,15 +841,8 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 		out.Typeflag, out.Name, out.Mode = tar.TypeDir, name+"/", mode|0o700
 		return tw.WriteHeader(out)
 	case tar.TypeReg, '\x00':
-		switch {
-		case name == "":
-			return fmt.Errorf("regular file names the target itself: %w", engine.ErrBadPath)
-		case hdr.Size < 0:
-			return fmt.Errorf("negative size: %w", engine.ErrBadInput)
-		case hdr.Size > f.lim.MaxEntrySize:
-			return fmt.Errorf("size %d over the per-entry limit of %d bytes: %w", hdr.Size, f.lim.MaxEntrySize, engine.ErrBadInput)
-		case f.claimed+hdr.Size > f.lim.MaxBytes:
-			return fmt.Errorf("archive expands past the limit of %d bytes: %w", f.lim.MaxBytes, engine.ErrBadInput)
+		if err := f.lim.AdmitFile(name, hdr.Size, f.claimed); err != nil {
+			return err
 		}
 		if err := f.claim(name, kindFile); err != nil {
 			return err

@@ -45,6 +45,24 @@ type Limits struct {
 // restore use more memory than the whole process is meant to.
 const SnapshotMaxWindow = 8 << 20
 
+// AdmitFile decides whether a regular file entry named name (cleaned, relative to the target)
+// of size bytes may be extracted when claimed bytes of payload were admitted before it. l has
+// its defaults applied (WithDefaults). Every extraction of a snapshot asks it, so the limits
+// mean the same wherever the tree is written.
+func (l Limits) AdmitFile(name string, size, claimed int64) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("regular file names the target itself: %w", engine.ErrBadPath)
+	case size < 0:
+		return fmt.Errorf("negative size: %w", engine.ErrBadInput)
+	case size > l.MaxEntrySize:
+		return fmt.Errorf("size %d over the per-entry limit of %d bytes: %w", size, l.MaxEntrySize, engine.ErrBadInput)
+	case claimed+size > l.MaxBytes:
+		return fmt.Errorf("archive expands past the limit of %d bytes: %w", l.MaxBytes, engine.ErrBadInput)
+	}
+	return nil
+}
+
 // Default extraction limits: far above any development project, far below a disk.
 const (
 	DefaultMaxBytes = 64 << 30
@@ -418,15 +436,8 @@ func (x *extractor) dir(name string, hdr *tar.Header) error {
 }
 
 func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("regular file names the target itself: %w", engine.ErrBadPath)
-	case hdr.Size < 0:
-		return fmt.Errorf("negative size: %w", engine.ErrBadInput)
-	case hdr.Size > x.lim.MaxEntrySize:
-		return fmt.Errorf("size %d over the per-entry limit of %d bytes: %w", hdr.Size, x.lim.MaxEntrySize, engine.ErrBadInput)
-	case x.claimed+hdr.Size > x.lim.MaxBytes:
-		return fmt.Errorf("archive expands past the limit of %d bytes: %w", x.lim.MaxBytes, engine.ErrBadInput)
+	if err := x.lim.AdmitFile(name, hdr.Size, x.claimed); err != nil {
+		return err
 	}
 	if err := x.ensureDir(parentOf(name)); err != nil {
 		return err
