@@ -162,7 +162,8 @@ func (x *extractor) read(dec io.Reader) error {
 // CheckEnd makes the checks an extraction owes once archive/tar has read the end-of-archive
 // marker from eof, which reads the decompressed stream dec: the stream did not run out before
 // the marker (a truncated archive reads like a complete one otherwise), and the rest of dec is
-// read, which is what verifies the zstd frame checksums, and is at most a little padding.
+// read, which is at most a little padding and is what verifies the last frame's checksum when
+// the archive has one (Write's archives have none: their SHA-256 is checked instead).
 func CheckEnd(dec io.Reader, eof *stream.EOFReader) error {
 	if eof.HitEOF() {
 		return fmt.Errorf("extract: archive is truncated (no end-of-archive marker): %w", io.ErrUnexpectedEOF)

@@ -61,6 +61,11 @@ func newParallelEncoder(w io.Writer) (*parallelEncoder, error) {
 		// instead of two; a frame never needs more.
 		zstd.WithWindowSize(frameSize),
 		zstd.WithLowerEncoderMem(true),
+		// No per-frame xxhash: every reader of a snapshot checks the SHA-256 of the whole
+		// archive (VerifyObject) before a restored tree replaces anything, which covers what
+		// the frame checksums would and more; skipping them saves ~3% of the compression CPU
+		// here and the same again on every restore.
+		zstd.WithEncoderCRC(false),
 	)
 	if err != nil {
 		return nil, err
