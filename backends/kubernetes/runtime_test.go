@@ -3,8 +3,10 @@ package kubernetes_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +17,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
@@ -232,47 +236,12 @@ func TestHibernateWakePurge(t *testing.T) {
 	defer c.StartKubelet(t, ns)()
 	defer c.StartSnapshotter(t, ns)()
 
-	// Watch the PVC: when its deletion starts (the first thing that touches the data in a
-	// teardown), every VolumeSnapshot in the namespace must already be ready and its content
-	// kept (Retain).
-	var mu sync.Mutex
-	var atDeletion []string
-	record := func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if atDeletion != nil {
-			return
-		}
-		atDeletion = []string{}
-		list, err := c.Snapshots.SnapshotV1().VolumeSnapshots(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			atDeletion = append(atDeletion, "list: "+err.Error())
-			return
-		}
-		for _, vs := range list.Items {
-			ready := vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse
-			state := vs.Name + " ready"
-			if !ready {
-				state = vs.Name + " NOT ready"
-			} else if content, err := c.Snapshots.SnapshotV1().VolumeSnapshotContents().Get(context.Background(), *vs.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{}); err != nil || content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
-				state = vs.Name + " content not retained"
-			}
-			atDeletion = append(atDeletion, state)
-		}
-	}
-	lw := cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "persistentvolumeclaims", ns, fields.OneTermEqualSelector("metadata.name", kubernetes.PVCName))
-	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{ListerWatcher: lw, ObjectType: &corev1.PersistentVolumeClaim{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			UpdateFunc: func(_, obj any) {
-				if obj.(*corev1.PersistentVolumeClaim).DeletionTimestamp != nil {
-					record()
-				}
-			},
-			DeleteFunc: func(any) { record() },
-		}})
-	stopInf := make(chan struct{})
-	go ctrl.Run(stopInf)
-	defer close(stopInf)
+	// When the PVC's deletion starts (the first thing that touches the data in a teardown),
+	// the hibernation's VolumeSnapshot must already be ready and its content kept (Retain).
+	// Listing the snapshots when the watch reports the deletion would come too late (the
+	// teardown deletes them right after the PVC), so the order is read off the resource
+	// versions instead: etcd's revisions, one counter for every object of the cluster.
+	order := watchTeardownOrder(t, c, ns)
 
 	hib, err := eng.Hibernate(ctx, p.ID)
 	if err != nil {
@@ -284,11 +253,7 @@ func TestHibernateWakePurge(t *testing.T) {
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("namespace after hibernate: %v (want NotFound)", err)
 	}
-	mu.Lock()
-	if len(atDeletion) != 1 || !strings.HasSuffix(atDeletion[0], " ready") {
-		t.Errorf("VolumeSnapshots when the PVC deletion began: %v (want exactly one, ready and retained)", atDeletion)
-	}
-	mu.Unlock()
+	order.check(t)
 	var snap engine.Snapshot
 	all, err := eng.Snapshots(ctx, p.ID, false)
 	if err != nil {
@@ -414,5 +379,149 @@ func TestForeignNamespace(t *testing.T) {
 	}
 	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 		t.Errorf("foreign namespace: %v", err)
+	}
+}
+
+// teardownOrder records, as resource versions, when each VolumeSnapshot of a namespace was
+// first seen ready, when its content was first seen with deletionPolicy Retain, and when the
+// PVC was first seen being deleted. A watch delivers every change of what it watches in order,
+// so a version seen first is at most the version of the change itself: "ready before the
+// deletion" read off them cannot pass when it was not so.
+type teardownOrder struct {
+	mu       sync.Mutex
+	ready    map[string]uint64 // VolumeSnapshot name → version first seen ready
+	retained map[string]uint64 // VolumeSnapshot name → version its content was first seen Retain
+	pvcGone  uint64            // version the PVC was first seen with a deletion timestamp, or deleted
+}
+
+func watchTeardownOrder(t *testing.T, c *k8stest.Cluster, ns string) *teardownOrder {
+	t.Helper()
+	o := &teardownOrder{ready: map[string]uint64{}, retained: map[string]uint64{}}
+	rv := func(obj metav1.Object) uint64 {
+		v, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+		if err != nil {
+			t.Errorf("resource version %q of %s: %v", obj.GetResourceVersion(), obj.GetName(), err)
+		}
+		return v
+	}
+	first := func(m map[string]uint64, key string, v uint64) {
+		if _, ok := m[key]; !ok {
+			m[key] = v
+		}
+	}
+	onVS := func(obj any) {
+		vs, ok := obj.(*snapv1.VolumeSnapshot)
+		if !ok || vs.Status == nil || vs.Status.ReadyToUse == nil || !*vs.Status.ReadyToUse {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		first(o.ready, vs.Name, rv(vs))
+	}
+	onContent := func(obj any) {
+		vc, ok := obj.(*snapv1.VolumeSnapshotContent)
+		if !ok || vc.Spec.VolumeSnapshotRef.Namespace != ns || vc.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		first(o.retained, vc.Spec.VolumeSnapshotRef.Name, rv(vc))
+	}
+	onPVC := func(obj any, deleted bool) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		pvc, ok := obj.(*corev1.PersistentVolumeClaim)
+		if !ok || (!deleted && pvc.DeletionTimestamp == nil) {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.pvcGone == 0 {
+			o.pvcGone = rv(pvc)
+		}
+	}
+	snaps := c.Snapshots.SnapshotV1()
+	informers := []cache.InformerOptions{
+		{
+			ListerWatcher: &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					return snaps.VolumeSnapshots(ns).List(ctx, opts)
+				},
+				WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+					return snaps.VolumeSnapshots(ns).Watch(ctx, opts)
+				},
+			},
+			ObjectType: &snapv1.VolumeSnapshot{},
+			Handler: cache.ResourceEventHandlerFuncs{
+				AddFunc:    onVS,
+				UpdateFunc: func(_, obj any) { onVS(obj) },
+			},
+		},
+		{
+			ListerWatcher: &cache.ListWatch{
+				ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+					return snaps.VolumeSnapshotContents().List(ctx, opts)
+				},
+				WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+					return snaps.VolumeSnapshotContents().Watch(ctx, opts)
+				},
+			},
+			ObjectType: &snapv1.VolumeSnapshotContent{},
+			Handler: cache.ResourceEventHandlerFuncs{
+				AddFunc:    onContent,
+				UpdateFunc: func(_, obj any) { onContent(obj) },
+			},
+		},
+		{
+			ListerWatcher: cache.NewListWatchFromClient(c.Client.CoreV1().RESTClient(), "persistentvolumeclaims", ns, fields.OneTermEqualSelector("metadata.name", kubernetes.PVCName)),
+			ObjectType:    &corev1.PersistentVolumeClaim{},
+			Handler: cache.ResourceEventHandlerFuncs{
+				UpdateFunc: func(_, obj any) { onPVC(obj, false) },
+				DeleteFunc: func(obj any) { onPVC(obj, true) },
+			},
+		},
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	for _, opts := range informers {
+		_, ctrl := cache.NewInformerWithOptions(opts)
+		go ctrl.Run(stop)
+		if !cache.WaitForCacheSync(t.Context().Done(), ctrl.HasSynced) {
+			t.Fatal("teardown watches did not sync")
+		}
+	}
+	return o
+}
+
+// check asserts that exactly one VolumeSnapshot was ready, with its content retained, before the
+// PVC's deletion began. It waits briefly for the watches to catch up with a teardown that has
+// already returned.
+func (o *teardownOrder) check(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		o.mu.Lock()
+		pvcGone, ready, retained := o.pvcGone, maps.Clone(o.ready), maps.Clone(o.retained)
+		o.mu.Unlock()
+		if pvcGone != 0 || time.Now().After(deadline) {
+			if pvcGone == 0 {
+				t.Fatal("the PVC's deletion was never seen")
+			}
+			var before []string
+			for name, v := range ready {
+				if v < pvcGone {
+					before = append(before, name)
+				}
+			}
+			if len(before) != 1 {
+				t.Fatalf("VolumeSnapshots ready before the PVC deletion (version %d): %v, all ready: %v (want exactly one)", pvcGone, before, ready)
+			}
+			if r, ok := retained[before[0]]; !ok || r >= pvcGone {
+				t.Fatalf("content of %s: retained at version %d (seen: %t), PVC deletion at %d: want Retain before the deletion", before[0], r, ok, pvcGone)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
