@@ -122,8 +122,10 @@ func (c Config) validate() error {
 	if c.Concurrency < 0 {
 		return fmt.Errorf("s3 config: concurrency %d is negative", c.Concurrency)
 	}
-	if strings.Contains(c.Prefix, "//") || strings.ContainsRune(c.Prefix, 0) {
-		return fmt.Errorf("s3 config: prefix %q has an empty component or a NUL", c.Prefix)
+	if c.Prefix != "" {
+		if err := checkKeyPath(c.Prefix); err != nil {
+			return fmt.Errorf("s3 config: prefix %q (S3_PROJECTS_PREFIX): %v; use slash-separated names such as sailtui/projects", c.Prefix, err)
+		}
 	}
 	return nil
 }

@@ -180,6 +180,40 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 }
 
+// A prefix that a server mapping keys to files would read as a path out of the bucket (or that S3
+// would store under a different name) is refused when the configuration is read, before
+// anything is archived, rather than failing every hibernation later.
+func TestConfigPrefix(t *testing.T) {
+	t.Setenv("S3_BUCKET_NAME", "snaps")
+	for _, v := range []string{"S3_ENDPOINT_URL", "S3_FORCE_PATH_STYLE"} {
+		t.Setenv(v, "")
+	}
+	for prefix, want := range map[string]string{
+		"":                "",
+		"projects":        "projects",
+		"/sail/projects/": "sail/projects",
+		"../x":            "error",
+		"a/../b":          "error",
+		"./a":             "error",
+		"a//b":            "error",
+		"a\\b":            "error",
+		"caf\xe9":         "error",
+	} {
+		t.Setenv("S3_PROJECTS_PREFIX", prefix)
+		cfg, ok, err := ConfigFromEnv()
+		switch {
+		case !ok:
+			t.Errorf("prefix %q: S3 not configured", prefix)
+		case want == "error" && err == nil:
+			t.Errorf("prefix %q accepted as %q", prefix, cfg.Prefix)
+		case want == "error" && !strings.Contains(err.Error(), "S3_PROJECTS_PREFIX"):
+			t.Errorf("prefix %q: error %q does not name the setting", prefix, err)
+		case want != "error" && (err != nil || cfg.Prefix != want):
+			t.Errorf("prefix %q: got %q, %v; want %q", prefix, cfg.Prefix, err, want)
+		}
+	}
+}
+
 func TestDescribeHidesSecrets(t *testing.T) {
 	s := &Store{bucket: "b", prefix: "p", where: redactURL("https://user:secret@s3.example.com:9000/?X-Token=abc")}
 	if got := s.Describe(); got != "s3://b/p (https://s3.example.com:9000/)" {
