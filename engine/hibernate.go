@@ -165,7 +165,12 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 		}
 	}
 	if err := e.volumes.Restore(ctx, p, snap, progressFor(ctx, p.ID, OpWake)); err != nil {
-		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: restore snapshot %s: %w", p.Slug, snap.ID, err))
+		what := "restore snapshot " + snap.ID
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
+			// Retrying cannot help here, unlike after a dropped connection: say what can.
+			what += " (its archive is missing or damaged; the project stays hibernated: restore another of its snapshots)"
+		}
+		return o.finish(ctx, Release{To: StatusHibernated, Reason: what + ": " + err.Error()}, OpFailed, fmt.Errorf("wake %s: %s: %w", p.Slug, what, err))
 	}
 	if err := o.step(ctx, "restored"); err != nil {
 		return o.p, err

@@ -235,6 +235,35 @@ func TestS3CorruptedObject(t *testing.T) {
 	}
 }
 
+// An archive gone from the bucket (a lifecycle rule, a hand-made cleanup): the wake fails with
+// an error that names the snapshot and says what to do, and the project stays hibernated.
+func TestS3WakeMissingArchive(t *testing.T) {
+	srv := s3test.Start(t)
+	s3Env(t, srv)
+	state := t.TempDir()
+	pt := openTest(t, state, "test-s3")
+	ctx := context.Background()
+	p := newProject(t, pt.eng, "vanished")
+	hib, err := pt.eng.Hibernate(ctx, p.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := bucketKeys(t, srv)
+	if len(keys) != 1 {
+		t.Fatalf("bucket holds %v, want the hibernation archive", keys)
+	}
+	if _, err := srv.Client().DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(srv.Bucket), Key: aws.String(keys[0])}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = pt.eng.Wake(ctx, p.Slug)
+	if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), hib.HibernationSnapshot) || !strings.Contains(err.Error(), "restore another of its snapshots") {
+		t.Fatalf("wake without its archive: %v (want not found, naming %s and the way out)", err, hib.HibernationSnapshot)
+	}
+	if got, _ := pt.eng.Project(ctx, p.Slug); got.Status != engine.StatusHibernated || got.OpID != "" {
+		t.Fatalf("after the failed wake: %+v", got)
+	}
+}
+
 // The purge removes the object behind every expired snapshot, checked by listing the bucket.
 func TestS3PurgeFreesBucket(t *testing.T) {
 	srv := s3test.Start(t)
