@@ -2,6 +2,7 @@ package s3store
 
 import (
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"strconv"
@@ -52,6 +53,10 @@ type Config struct {
 	// Credentials, when set, replaces the SDK's default credential chain (environment, shared
 	// files, SSO, IMDS...). Tests and embedders use it; the CLI leaves it nil.
 	Credentials aws.CredentialsProvider
+	// Logger receives what the SDK has to say (a credential source falling back, a skipped
+	// check) at its level; nil drops it. Never the SDK's own writer to stderr: that would break
+	// the headless mode's JSON log lines and draw over the console.
+	Logger *slog.Logger
 }
 
 // ConfigFromEnv reads the S3 settings of the environment: S3_BUCKET_NAME, S3_ENDPOINT_URL,

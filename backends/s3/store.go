@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 	"github.com/aws/smithy-go"
+	"github.com/aws/smithy-go/logging"
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/sailtui/sailtui/engine"
@@ -95,6 +97,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Credentials != nil {
 		opts = append(opts, config.WithCredentialsProvider(cfg.Credentials))
 	}
+	opts = append(opts, config.WithLogger(sdkLogger(cfg.Logger)))
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("s3: load AWS configuration: %w", err)
@@ -127,10 +130,31 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	} else {
 		s.where = "aws " + awsCfg.Region
 	}
+	// Asked first and apart, so that a machine without credentials hears that, not an error
+	// from deep in the SDK's chain (which ends with the EC2 metadata service).
+	if awsCfg.Credentials != nil {
+		if _, err := awsCfg.Credentials.Retrieve(ctx); err != nil {
+			return nil, fmt.Errorf("s3: no usable AWS credentials for bucket %q (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; in a cluster, an IAM role for the service account): %w", cfg.Bucket, err)
+		}
+	}
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(cfg.Bucket)}); err != nil {
-		return nil, bucketError(cfg.Bucket, s.where, err)
+		return nil, bucketError(cfg.Bucket, s.where, awsCfg.Region, err)
 	}
 	return s, nil
+}
+
+// sdkLogger passes the SDK's messages to l: warnings as warnings, the rest at debug level.
+func sdkLogger(l *slog.Logger) logging.Logger {
+	if l == nil {
+		return logging.Nop{}
+	}
+	return logging.LoggerFunc(func(c logging.Classification, format string, v ...any) {
+		level := slog.LevelDebug
+		if c == logging.Warn {
+			level = slog.LevelWarn
+		}
+		l.Log(context.Background(), level, "s3: "+fmt.Sprintf(format, v...))
+	})
 }
 
 // unsignedPayload leaves the data of an upload out of its signature, as the SDK itself does
@@ -167,7 +191,7 @@ func retryDirectoryRace(err error) aws.Ternary {
 }
 
 // bucketError explains why a bucket cannot be used, naming it.
-func bucketError(bucket, where string, err error) error {
+func bucketError(bucket, where, region string, err error) error {
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) {
 		switch re.HTTPStatusCode() {
@@ -176,7 +200,14 @@ func bucketError(bucket, where string, err error) error {
 		case http.StatusForbidden:
 			return fmt.Errorf("s3: access to bucket %q at %s denied (check the AWS credentials and the bucket policy): %w", bucket, where, err)
 		case http.StatusMovedPermanently:
-			return fmt.Errorf("s3: bucket %q is in another region than the one configured (set S3_REGION): %w", bucket, err)
+			// AWS names the bucket's region in a header of the redirect.
+			if r := re.Response.Header.Get("X-Amz-Bucket-Region"); r != "" {
+				return fmt.Errorf("s3: bucket %q is in region %s, not %s (set S3_REGION=%s): %w", bucket, r, region, r, err)
+			}
+			return fmt.Errorf("s3: bucket %q is in another region than %s (set S3_REGION): %w", bucket, region, err)
+		case http.StatusBadRequest:
+			// S3-compatible servers answer a request signed for another region this way.
+			return fmt.Errorf("s3: %s refused the request for bucket %q as malformed; a region other than the server's is the usual cause (S3_REGION is %s): %w", where, bucket, region, err)
 		}
 	}
 	return fmt.Errorf("s3: check bucket %q at %s: %w", bucket, where, err)

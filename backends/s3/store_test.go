@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"log/slog"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
@@ -143,6 +146,32 @@ func TestMissingBucket(t *testing.T) {
 	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), srv.Bucket) {
 		t.Fatalf("New with wrong credentials: %v; want an error naming the bucket", err)
 	}
+	cfg = testConfig(srv, "")
+	cfg.Region = "eu-west-3" // the server is in s3test.Region
+	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), "S3_REGION is eu-west-3") {
+		t.Fatalf("New with another region than the server's: %v; want an error pointing at S3_REGION", err)
+	}
+	cfg = testConfig(srv, "")
+	cfg.Credentials = aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
+		return aws.Credentials{}, errors.New("no credentials anywhere")
+	})
+	if _, err := New(ctx, cfg); err == nil || !strings.Contains(err.Error(), "no usable AWS credentials") || !strings.Contains(err.Error(), "AWS_ACCESS_KEY_ID") {
+		t.Fatalf("New without credentials: %v; want an error saying how to provide them", err)
+	}
+}
+
+// The SDK's messages reach the configured logger, never the SDK's own writer (stderr, where
+// they would break the headless mode's JSON lines).
+func TestSDKLogger(t *testing.T) {
+	var logged bytes.Buffer
+	l := sdkLogger(slog.New(slog.NewJSONHandler(&logged, nil)))
+	l.Logf(logging.Warn, "falling back to %s", "IMDSv1")
+	l.Logf(logging.Debug, "request %d", 1) // below the handler's level
+	var line struct{ Level, Msg string }
+	if err := json.Unmarshal(logged.Bytes(), &line); err != nil || line.Level != "WARN" || line.Msg != "s3: falling back to IMDSv1" {
+		t.Fatalf("logged %q (%v); want one WARN line", logged.String(), err)
+	}
+	sdkLogger(nil).Logf(logging.Warn, "dropped") // must not panic
 }
 
 func TestConfigFromEnv(t *testing.T) {

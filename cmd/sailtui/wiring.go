@@ -56,7 +56,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		}
 		if useArchives {
 			// The S3 credentials stay in this process: the pod only runs tar.
-			objects, err := openObjects(ctx, cfg)
+			objects, err := openObjects(ctx, cfg, log)
 			if err != nil {
 				closeStore()
 				return nil, err
@@ -69,7 +69,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 			closeStore()
 			return nil, err
 		}
-		objects, err := openObjects(ctx, cfg)
+		objects, err := openObjects(ctx, cfg, log)
 		if err != nil {
 			closeSrt()
 			closeStore()
