@@ -15,7 +15,7 @@ import (
 // DefaultPartSize × DefaultConcurrency = 15 MiB, outside the Go heap (two parts in flight while
 // a third fills keeps up with the archiver, and the whole archiving process stays under 64 MiB
 // of resident memory), and the largest object, maxParts × DefaultPartSize ≈ 48.8 GiB (raise
-// PartSize for more).
+// PartSize, S3_PART_SIZE, for more: the bound on memory grows with it).
 const (
 	DefaultRegion      = "us-east-1"
 	DefaultPartSize    = minPartSize
@@ -73,6 +73,13 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 	cfg.Endpoint = strings.TrimSpace(os.Getenv("S3_ENDPOINT_URL"))
 	cfg.Region = firstNonEmpty(os.Getenv("S3_REGION"), os.Getenv("AWS_REGION"), os.Getenv("AWS_DEFAULT_REGION"), DefaultRegion)
 	cfg.Prefix = strings.Trim(strings.TrimSpace(os.Getenv("S3_PROJECTS_PREFIX")), "/")
+	if v := strings.TrimSpace(os.Getenv("S3_PART_SIZE")); v != "" {
+		n, perr := parseSize(v)
+		if perr != nil || n < minPartSize || n > maxPartSize {
+			return cfg, true, fmt.Errorf("s3 config: S3_PART_SIZE=%q: want a size from 5MiB to 5GiB such as 16MiB (an upload holds %d parts in memory; the largest archive is 10,000 parts)", v, DefaultConcurrency)
+		}
+		cfg.PartSize = n
+	}
 	cfg.PathStyle = cfg.Endpoint != ""
 	if v := strings.TrimSpace(os.Getenv("S3_FORCE_PATH_STYLE")); v != "" {
 		b, perr := strconv.ParseBool(v)
@@ -85,6 +92,30 @@ func ConfigFromEnv() (cfg Config, ok bool, err error) {
 		return cfg, true, err
 	}
 	return cfg, true, nil
+}
+
+// parseSize reads a byte count: a number, optionally followed by KiB, MiB or GiB (K, M, G
+// and KB, MB, GB mean the same: part sizes are powers of two in practice).
+func parseSize(v string) (int64, error) {
+	num := strings.TrimRight(v, "KMGiBkmgb ")
+	unit := strings.ToUpper(strings.TrimSpace(v[len(num):]))
+	shift := 0
+	switch strings.TrimSuffix(strings.TrimSuffix(unit, "B"), "I") {
+	case "":
+	case "K":
+		shift = 10
+	case "M":
+		shift = 20
+	case "G":
+		shift = 30
+	default:
+		return 0, fmt.Errorf("unknown unit %q", unit)
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+	if err != nil || n < 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("not a size: %q", v)
+	}
+	return n << shift, nil
 }
 
 func firstNonEmpty(vs ...string) string {

@@ -248,8 +248,9 @@ func (s *Store) putMultipart(ctx context.Context, full string, r io.Reader, bufs
 			bufs.put(buf)
 			break
 		}
-		if num == maxParts {
-			cancel(fmt.Errorf("object larger than %d parts of %d bytes, S3's limit: raise the part size", maxParts, s.partSize))
+		if int(num) == s.maxParts {
+			cancel(fmt.Errorf("object larger than %d parts of %d MiB, S3's limit on one upload: set S3_PART_SIZE higher (now %d MiB; an upload holds %d parts in memory): %w",
+				s.maxParts, s.partSize>>20, s.partSize>>20, s.concurrency, engine.ErrBadInput))
 			break
 		}
 		num++

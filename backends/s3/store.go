@@ -56,6 +56,8 @@ type Store struct {
 	// A Put's part buffers: concurrency of partSize bytes.
 	partSize    int64
 	concurrency int
+	// maxParts is S3's limit on the parts of one upload (a field so tests can lower it).
+	maxParts int
 	// checksum is what multipart parts carry; "" where the configuration asks for checksums
 	// only when required (AWS_REQUEST_CHECKSUM_CALCULATION=when_required), which is the way
 	// out for S3-compatible servers that refuse them.
@@ -120,6 +122,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		prefix:      cfg.Prefix,
 		partSize:    cfg.PartSize,
 		concurrency: cfg.Concurrency,
+		maxParts:    maxParts,
 	}
 	if awsCfg.RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired {
 		s.checksum = types.ChecksumAlgorithmCrc32

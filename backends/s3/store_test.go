@@ -175,7 +175,7 @@ func TestSDKLogger(t *testing.T) {
 }
 
 func TestConfigFromEnv(t *testing.T) {
-	for _, v := range []string{"S3_ENDPOINT_URL", "S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION", "S3_PROJECTS_PREFIX", "S3_FORCE_PATH_STYLE"} {
+	for _, v := range []string{"S3_ENDPOINT_URL", "S3_REGION", "AWS_REGION", "AWS_DEFAULT_REGION", "S3_PROJECTS_PREFIX", "S3_FORCE_PATH_STYLE", "S3_PART_SIZE"} {
 		t.Setenv(v, "")
 	}
 	t.Setenv("S3_BUCKET_NAME", "")
@@ -207,6 +207,17 @@ func TestConfigFromEnv(t *testing.T) {
 	if _, ok, err = ConfigFromEnv(); !ok || err == nil {
 		t.Fatalf("endpoint without scheme accepted")
 	}
+	t.Setenv("S3_ENDPOINT_URL", "")
+	t.Setenv("S3_PART_SIZE", "16MiB")
+	if cfg, _, err = ConfigFromEnv(); err != nil || cfg.PartSize != 16<<20 {
+		t.Fatalf("S3_PART_SIZE=16MiB: %+v err=%v", cfg, err)
+	}
+	for _, bad := range []string{"4MiB", "6GiB", "lots"} {
+		t.Setenv("S3_PART_SIZE", bad)
+		if _, ok, err = ConfigFromEnv(); !ok || err == nil || !strings.Contains(err.Error(), "S3_PART_SIZE") {
+			t.Fatalf("S3_PART_SIZE=%s: %v; want an error naming the setting", bad, err)
+		}
+	}
 }
 
 // A prefix that a server mapping keys to files would read as a path out of the bucket (or that S3
@@ -214,7 +225,7 @@ func TestConfigFromEnv(t *testing.T) {
 // anything is archived, rather than failing every hibernation later.
 func TestConfigPrefix(t *testing.T) {
 	t.Setenv("S3_BUCKET_NAME", "snaps")
-	for _, v := range []string{"S3_ENDPOINT_URL", "S3_FORCE_PATH_STYLE"} {
+	for _, v := range []string{"S3_ENDPOINT_URL", "S3_FORCE_PATH_STYLE", "S3_PART_SIZE"} {
 		t.Setenv(v, "")
 	}
 	for prefix, want := range map[string]string{
@@ -431,6 +442,46 @@ func TestServerKilledMidUpload(t *testing.T) {
 
 // TestCancelledMultipartPutAborts cancels a Put mid-way through its parts: no object, and the
 // upload is aborted on the spot.
+// An archive with more parts than S3 allows in one upload fails with an error that names the
+// setting to raise, and leaves neither an object nor stored parts behind.
+func TestTooManyParts(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "")
+	s.maxParts = 2
+	info, err := s.Put(context.Background(), "huge.bin", newGen(2*DefaultPartSize+1))
+	if !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "S3_PART_SIZE") {
+		t.Fatalf("Put of 3 parts with a limit of 2 = %+v, %v; want an error naming S3_PART_SIZE", info, err)
+	}
+	if _, err := s.Head(context.Background(), "huge.bin"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Head after the refused Put: %v", err)
+	}
+	if ups := multipartUploads(t, srv); len(ups) != 0 {
+		t.Errorf("multipart uploads left: %v", ups)
+	}
+	if info, err := s.Put(context.Background(), "fits.bin", newGen(2*DefaultPartSize)); err != nil || info.Size != 2*DefaultPartSize {
+		t.Fatalf("Put of exactly 2 parts = %+v, %v", info, err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"5242880": 5 << 20, "5MiB": 5 << 20, "16M": 16 << 20, "16 MiB": 16 << 20, "16mb": 16 << 20,
+		"1GiB": 1 << 30, "512KiB": 512 << 10, "2G": 2 << 30,
+		"": -1, "MiB": -1, "16TiB": -1, "-5MiB": -1, "1.5GiB": -1, "16 potatoes": -1, "99999999999999GiB": -1,
+	} {
+		got, err := parseSize(in)
+		if want < 0 {
+			if err == nil {
+				t.Errorf("parseSize(%q) = %d, want an error", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+}
+
 func TestCancelledMultipartPutAborts(t *testing.T) {
 	srv := s3test.Start(t)
 	s := open(t, srv, "")
