@@ -35,15 +35,24 @@ type upload struct {
 	part, payloadHash, crc32 string
 }
 
-func startUploadProxy(t *testing.T, srv *s3test.Server) *uploadProxy {
+// startProxy serves a proxy to srv on loopback until the test ends and returns its URL; handle
+// sees every request first and passes it on with next.ServeHTTP, or answers it itself.
+func startProxy(t *testing.T, srv *s3test.Server, handle func(w http.ResponseWriter, r *http.Request, next http.Handler)) string {
 	t.Helper()
 	target, err := url.Parse(srv.Endpoint)
 	if err != nil {
 		t.Fatal(err)
 	}
+	next := httputil.NewSingleHostReverseProxy(target)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handle(w, r, next) }))
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+func startUploadProxy(t *testing.T, srv *s3test.Server) *uploadProxy {
+	t.Helper()
 	p := &uploadProxy{}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.url = startProxy(t, srv, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		if r.Method == http.MethodPut && r.ContentLength > 0 {
 			part := r.URL.Query().Get("partNumber")
 			p.mu.Lock()
@@ -54,10 +63,8 @@ func startUploadProxy(t *testing.T, srv *s3test.Server) *uploadProxy {
 			}
 			p.mu.Unlock()
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	p.url = hs.URL
+		next.ServeHTTP(w, r)
+	})
 	return p
 }
 

@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -34,13 +31,8 @@ type faultProxy struct {
 
 func startFaultProxy(t *testing.T, srv *s3test.Server, fault func(r *http.Request, attempt int) (int, string)) *faultProxy {
 	t.Helper()
-	target, err := url.Parse(srv.Endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &faultProxy{fault: fault, attempts: map[string]int{}}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.url = startProxy(t, srv, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
 		q := r.URL.Query()
 		id := fmt.Sprintf("%s %s part=%s uploads=%t upload=%t", r.Method, r.URL.Path, q.Get("partNumber"), q.Has("uploads"), q.Has("uploadId"))
 		p.mu.Lock()
@@ -58,10 +50,8 @@ func startFaultProxy(t *testing.T, srv *s3test.Server, fault func(r *http.Reques
 			fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>%s</Code><Message>injected by the test</Message></Error>`, code)
 			return
 		}
-		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	p.url = hs.URL
+		next.ServeHTTP(w, r)
+	})
 	return p
 }
 
