@@ -87,7 +87,7 @@ func TestBrokenTesslate(t *testing.T) {
 func TestHeadlessSummary(t *testing.T) {
 	c := newCLI(t)
 	c.ok("project", "create", "sleepy")
-	out := c.ok("--headless", "--sweep=all", "--dry-run", "--idle", "1ns")
+	out := c.headless("--sweep=all", "--dry-run", "--idle", "1ns")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 {
 		t.Fatalf("want two summary lines (hibernate, purge), got %q", out)
@@ -111,7 +111,7 @@ func TestHeadlessSummary(t *testing.T) {
 	if st := c.project("sleepy").Status; st != "active" {
 		t.Fatalf("dry run changed sleepy to %s", st)
 	}
-	c.ok("--headless", "--sweep=hibernate", "--idle", "1ns")
+	c.headless("--sweep=hibernate", "--idle", "1ns")
 	if st := c.project("sleepy").Status; st != "hibernated" {
 		t.Fatalf("headless sweep left sleepy %s", st)
 	}

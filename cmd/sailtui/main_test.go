@@ -93,6 +93,19 @@ func (c *cli) ok(args ...string) string {
 	return r.stdout
 }
 
+// headless runs a headless command that must succeed and checks that everything on its stderr
+// is a JSON log record (what a CronJob's log collector reads); it returns stdout.
+func (c *cli) headless(args ...string) string {
+	c.t.Helper()
+	args = append([]string{"--headless"}, args...)
+	r := c.run(args...)
+	if r.code != 0 {
+		c.t.Fatalf("sailtui %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+	}
+	jsonLog(c.t, r.stderr)
+	return r.stdout
+}
+
 func (c *cli) json(v any, args ...string) {
 	c.t.Helper()
 	out := c.ok(append(args, "-o", "json")...)

@@ -286,7 +286,7 @@ func TestHeadlessMetrics(t *testing.T) {
 		t.Fatalf("a refused run pushed metrics")
 	}
 
-	c.ok("--headless", "--sweep=all", "--idle", "1ns", "--metrics-textfile", path, "--pushgateway", srv.URL)
+	c.headless("--sweep=all", "--idle", "1ns", "--metrics-textfile", path, "--pushgateway", srv.URL)
 	mfs := readTextfile(t, path)
 	if got, _ := value(mfs, metricItems, map[string]string{"sweep": "hibernate", "outcome": "hibernated"}); got != 1 {
 		t.Errorf("textfile: hibernated %v, want 1", got)

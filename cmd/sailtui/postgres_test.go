@@ -120,7 +120,7 @@ func TestPostgresEventsAcrossProcesses(t *testing.T) {
 	}()
 	// Let the listener connect before the sweep starts.
 	time.Sleep(500 * time.Millisecond)
-	c.ok("--headless", "--sweep=hibernate", "--idle", "1ns")
+	c.headless("--sweep=hibernate", "--idle", "1ns")
 	seen := map[string]time.Time{}
 	deadline := time.After(5 * time.Second)
 	for seen["hibernated"].IsZero() {

@@ -34,7 +34,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	var krt *kubernetes.Runtime
 	if cfg.Mode == "kubernetes" {
 		var err error
-		if krt, err = openKubernetes(ctx, cfg); err != nil {
+		if krt, err = openKubernetes(ctx, cfg, log); err != nil {
 			return nil, err
 		}
 	}

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
 	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/engine"
@@ -87,7 +89,11 @@ func kubernetesConfig(cfg config) (kubernetes.Config, error) {
 // openKubernetes connects to the cluster as kubectl would (KUBECONFIG, ~/.kube/config,
 // --context; in a pod with none of those, the in-cluster service account) and checks the API
 // server answers, so a wrong cluster is reported before anything is touched.
-func openKubernetes(ctx context.Context, cfg config) (*kubernetes.Runtime, error) {
+func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, error) {
+	// client-go speaks through klog, which writes its own lines to stderr: they would break the
+	// headless mode's JSON log and draw over the console. klog is process-wide; this process
+	// has one cluster.
+	klog.SetSlogLogger(log)
 	kc, err := kubernetesConfig(cfg)
 	if err != nil {
 		return nil, err
