@@ -137,6 +137,11 @@ func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
 	return e.wakeClaimed(ctx, o)
 }
 
+// unusableArchive is said of a snapshot whose archive is gone or fails its checksum. Retrying
+// cannot help, unlike after a dropped connection, so the message says what can; restores swap
+// in only a complete, verified tree, so nothing was changed.
+const unusableArchive = " (its archive is missing or damaged; nothing was changed: restore another of the project's snapshots)"
+
 func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 	p := o.p
 	if o.rec.SnapshotID == "" {
@@ -167,8 +172,7 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 	if err := e.volumes.Restore(ctx, p, snap, progressFor(ctx, p.ID, OpWake)); err != nil {
 		what := "restore snapshot " + snap.ID
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
-			// Retrying cannot help here, unlike after a dropped connection: say what can.
-			what += " (its archive is missing or damaged; the project stays hibernated: restore another of its snapshots)"
+			what += unusableArchive
 		}
 		return o.finish(ctx, Release{To: StatusHibernated, Reason: what + ": " + err.Error()}, OpFailed, fmt.Errorf("wake %s: %s: %w", p.Slug, what, err))
 	}

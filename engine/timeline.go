@@ -268,7 +268,11 @@ func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 		return done, err
 	}
 	if err := e.volumes.Restore(ctx, p, target, progressFor(ctx, p.ID, OpRestore)); err != nil {
-		err = fmt.Errorf("restore %s: snapshot %s: %w", p.Slug, target.ID, err)
+		what := "snapshot " + target.ID
+		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
+			what += unusableArchive
+		}
+		err = fmt.Errorf("restore %s: %s: %w", p.Slug, what, err)
 		if live {
 			// The tree was not touched (restores swap in only a complete tree): bring it back up.
 			if serr := e.startAll(context.WithoutCancel(ctx), p); serr != nil {

@@ -224,8 +224,8 @@ func TestS3CorruptedObject(t *testing.T) {
 	dir := filepath.Join(state, "projects", p.Slug)
 	before := treeDigest(t, dir)
 	_, err = pt.eng.RestoreSnapshot(ctx, p.Slug, live.ID)
-	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), live.ID) {
-		t.Fatalf("restore of a corrupted object: %v (want a checksum error naming %s)", err, live.ID)
+	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), live.ID) || !strings.Contains(err.Error(), "nothing was changed") {
+		t.Fatalf("restore of a corrupted object: %v (want a checksum error naming %s, saying nothing was changed)", err, live.ID)
 	}
 	if d := diffDigests(before, treeDigest(t, dir)); d != "" {
 		t.Fatalf("a corrupted archive was extracted over the project:\n%s", d)
@@ -256,7 +256,7 @@ func TestS3WakeMissingArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = pt.eng.Wake(ctx, p.Slug)
-	if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), hib.HibernationSnapshot) || !strings.Contains(err.Error(), "restore another of its snapshots") {
+	if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), hib.HibernationSnapshot) || !strings.Contains(err.Error(), "restore another of the project's snapshots") {
 		t.Fatalf("wake without its archive: %v (want not found, naming %s and the way out)", err, hib.HibernationSnapshot)
 	}
 	if got, _ := pt.eng.Project(ctx, p.Slug); got.Status != engine.StatusHibernated || got.OpID != "" {
