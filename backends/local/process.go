@@ -303,8 +303,11 @@ func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engin
 		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
 	}
 	st := r.status(c.Name, rec)
-	if st.State == engine.ContainerExited && rec.ExitCode == nil && r.awaitReap(ctx, p.Slug, c.Name, rec) {
-		// Our own child just ended: its exit code is being recorded.
+	if st.State == engine.ContainerExited && rec.ExitCode == nil {
+		// If it is our own child that just ended, its reaper is recording the exit code: wait
+		// for it when it is still at work, and read the record again either way, since it may
+		// have finished between the read above and now (it was seen failing so in make test).
+		r.awaitReap(ctx, p.Slug, c.Name, rec)
 		if rec, err = readRecordFile(r.recordPath(p.Slug, c.Name)); err != nil {
 			return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
 		}
@@ -313,22 +316,20 @@ func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engin
 	return st, nil
 }
 
-// awaitReap waits (briefly) for this Runtime's reaper of the recorded process, if it is ours;
-// it reports whether it waited for one.
-func (r *Runtime) awaitReap(ctx context.Context, slug, name string, rec *record) bool {
+// awaitReap waits (briefly) for this Runtime's reaper of the recorded process, if it is ours
+// and has not finished yet.
+func (r *Runtime) awaitReap(ctx context.Context, slug, name string, rec *record) {
 	r.mu.Lock()
 	ch := r.children[slug+"/"+name]
 	r.mu.Unlock()
 	if ch == nil || ch.pid != rec.PID || ch.ticks != rec.StartTicks {
-		return false
+		return
 	}
 	select {
 	case <-ch.done:
-		return true
 	case <-ctx.Done():
 	case <-time.After(2 * time.Second):
 	}
-	return false
 }
 
 // StopContainer sends SIGTERM to the container's process group, waits up to StopTimeout, then
