@@ -37,6 +37,10 @@ type Config struct {
 	// SweepLockTTL is how long a sweep's global lock outlives a sweep that died holding it
 	// (it is renewed while the sweep runs).
 	SweepLockTTL time.Duration
+	// UseWait bounds how long hibernate, wake, restore, snapshot and delete wait for the file
+	// operations and execs in progress on the project to end; after a third of it they are
+	// asked to stop, and an operation still facing uses at the end is refused.
+	UseWait time.Duration
 	// KeepAutoSnapshots is how many ready hibernation (and safety) snapshots stay live per
 	// project; older ones are soft-deleted and purged after the retention period.
 	KeepAutoSnapshots int
@@ -99,6 +103,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.SweepLockTTL <= 0 {
 		cfg.SweepLockTTL = DefaultSweepLockTTL
+	}
+	if cfg.UseWait <= 0 {
+		cfg.UseWait = DefaultUseWait
 	}
 	if cfg.KeepAutoSnapshots <= 0 {
 		cfg.KeepAutoSnapshots = DefaultKeepAuto

@@ -28,7 +28,9 @@ func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
 	if err != nil {
 		return p, err
 	}
-	return e.hibernateClaimed(ctx, o, o.rec.StartedAt)
+	// Uses that ended while the claim waited them out were activity the operator asked to
+	// override; activity after that puts the project back.
+	return e.hibernateClaimed(ctx, o, o.fenced)
 }
 
 // hibernateClaimed runs (or resumes) a hibernation. cutoff is the activity time after which the

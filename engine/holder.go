@@ -36,6 +36,10 @@ func procStart(pid int) string {
 	return fields[19]
 }
 
+// OwnerDead reports whether owner (a ProcessOwner string) is a process on this host that no
+// longer runs, for backends that tag what a process leaves behind with its owner.
+func OwnerDead(owner string) bool { return holderDead(owner) }
+
 // holderDead reports whether owner is a process on this host that no longer runs. Holders on
 // other hosts are never known dead; they are taken over after the heartbeat timeout.
 func holderDead(owner string) bool {

@@ -65,10 +65,34 @@ type Store interface {
 	// ListOps lists a project's operations, newest first, at most limit (0: all).
 	ListOps(ctx context.Context, projectID string, limit int) ([]Operation, error)
 
+	// BeginUse records a shared use of a project (a file operation or an exec) and counts it
+	// as activity, in one transaction: it is refused with ErrConflict when the project is not
+	// active or is held by an operation of one of the kinds in exclusive. So an exclusive
+	// operation that claimed the project sees every use that began before its claim, and no
+	// use begins after it (invariant 9).
+	BeginUse(ctx context.Context, u Use, exclusive []OpKind) error
+	// EndUse forgets a use and, unless touch is zero, records activity at touch. A use that is
+	// no longer there (an operation dropped it) gives ErrNotFound: its holder must not report
+	// success for what it did under it.
+	EndUse(ctx context.Context, projectID, useID string, touch time.Time) error
+	// GetUse reads a use (its holder polls it for a revocation); ErrNotFound once it is gone.
+	GetUse(ctx context.Context, useID string) (Use, error)
+	// HeartbeatUse refreshes a use's heartbeat; ErrNotFound once it is gone.
+	HeartbeatUse(ctx context.Context, useID string, at time.Time) error
+	// RevokeUse asks a use's holder to stop, with the reason it will report.
+	RevokeUse(ctx context.Context, useID, reason string) error
+	// ListUses lists a project's uses, oldest first.
+	ListUses(ctx context.Context, projectID string) ([]Use, error)
+
 	// TryLock takes a named lock (the global sweep lock) for owner until ttl after now, or until
 	// Unlock. ok is false when another owner holds it and it has not expired.
 	TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (ok bool, err error)
 	Unlock(ctx context.Context, name, owner string) error
+	// LockHolder names the owner of a named lock as of now ("" when it is free or expired).
+	LockHolder(ctx context.Context, name string, now time.Time) (string, error)
+	// TakeOverLock gives the lock to owner for ttl if it is still held by from (a holder known
+	// to be dead); ok is false when it changed hands meanwhile.
+	TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (ok bool, err error)
 
 	// Describe names the store for humans ("sqlite /path/to/db", "postgres host/db").
 	Describe() string
@@ -216,6 +240,21 @@ type ObjectStore interface {
 	Delete(ctx context.Context, key string) error
 	List(ctx context.Context, prefix string) ([]ObjectInfo, error)
 	Describe() string
+}
+
+// LeftoverCleaner is offered by object stores (and by Volumes over them) whose interrupted
+// writes leave data behind that no object names: the temporary file of a killed Put, an S3
+// multipart upload never completed. The purge sweep calls it.
+type LeftoverCleaner interface {
+	// RemoveLeftovers removes what writes that can no longer finish left behind: those of a
+	// writer known to be dead, and those untouched since before cutoff.
+	RemoveLeftovers(ctx context.Context, cutoff time.Time) (Leftovers, error)
+}
+
+// Leftovers counts what RemoveLeftovers removed.
+type Leftovers struct {
+	Count int   `json:"count"`
+	Bytes int64 `json:"bytes"`
 }
 
 // Notifier carries status events between engines (processes) sharing a store.

@@ -107,6 +107,10 @@ type Snapshot struct {
 	// DeletedAt is set when the snapshot is soft-deleted; the purge removes it after SnapshotRetention.
 	DeletedAt time.Time `json:"deleted_at,omitzero"`
 	SizeBytes int64     `json:"size_bytes"`
+	// UnpackedBytes is what the snapshot holds unpacked (archives: the sum of the files' sizes),
+	// recorded when it is made so a restore stops as soon as an object expands past it; -1 when
+	// unknown (snapshots recorded before sailtui kept it).
+	UnpackedBytes int64 `json:"unpacked_bytes"`
 	// SHA256 of the stored archive (archive-backed volumes); checked on every restore.
 	SHA256 string `json:"sha256,omitempty"`
 	// Location is where the data lives: an object key, a VolumeSnapshot name.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // op is one journaled operation holding a project. Every step is written to the journal before
@@ -16,6 +17,9 @@ type op struct {
 	stopHB func()
 	// resumed is true when this op took over a dead or silent holder's journal entry.
 	resumed bool
+	// fenced is when the last use of the project had ended (see fence): activity before it was
+	// waited out, activity after it is news.
+	fenced time.Time
 }
 
 // claim takes p for a new operation of kind, moving it from one of from to to.
@@ -43,6 +47,18 @@ func (e *Engine) claim(ctx context.Context, p Project, kind OpKind, from []Proje
 		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, From: p.Status, To: to, Reason: string(kind)})
 	}
 	e.hook(kind, "claimed")
+	if slices.Contains(exclusiveOps, kind) {
+		mode := fenceWait
+		if !c.IdleBefore.IsZero() {
+			mode = fenceIdle
+		}
+		if err := o.fence(ctx, mode); err != nil {
+			// Nothing was done yet: the project goes back as it was.
+			_, err = o.finish(ctx, Release{To: p.Status, Reason: p.StatusReason}, OpRolledBack, err)
+			return nil, err
+		}
+	}
+	o.fenced = e.now()
 	return o, nil
 }
 
@@ -94,6 +110,13 @@ func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 		return nil, fmt.Errorf("take over %s of %s: journal: %w", p.OpKind, p.Slug, err)
 	}
 	o.stopHB = e.heartbeat(p.ID, rec.ID)
+	if slices.Contains(exclusiveOps, rec.Kind) {
+		if err := o.fence(ctx, fenceForce); err != nil {
+			o.stopHB()
+			return nil, err
+		}
+	}
+	o.fenced = e.now()
 	return o, nil
 }
 

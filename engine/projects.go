@@ -256,7 +256,11 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 		return c, fmt.Errorf("add container to %s: %q exists: %w", p.Slug, c.Name, ErrExists)
 	}
 	if s.GitURL != "" {
-		if err := e.cloneInto(ctx, p, c.Directory, s.GitURL, s.GitBranch); err != nil {
+		// The clone writes into the project's storage: a use, like any other write (invariant 9).
+		err := e.withUse(ctx, p.ID, "git clone", func(ctx context.Context, p Project) error {
+			return e.cloneInto(ctx, p, c.Directory, s.GitURL, s.GitBranch)
+		})
+		if err != nil {
 			return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 		}
 	}

@@ -270,23 +270,9 @@ func (e *Engine) Containers(ctx context.Context, ref string) (Project, []Contain
 	return p, out, nil
 }
 
-// activeProject is the project of a file or exec call: it must have live storage, and the
-// call counts as activity.
-func (e *Engine) activeProject(ctx context.Context, ref string) (Project, error) {
-	p, err := e.liveProject(ctx, ref)
-	if err != nil {
-		return p, err
-	}
-	if p.Status != StatusActive {
-		return p, fmt.Errorf("project %s is %s; wake it first (sailtui project wake %s): %w", p.Slug, p.Status, p.Slug, ErrBadState)
-	}
-	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
-		return p, fmt.Errorf("touch %s: %w", p.Slug, err)
-	}
-	return p, nil
-}
-
-// Exec runs argv in a container's directory.
+// Exec runs argv in a container's directory, under a shared use of the project (invariant 9):
+// an operation that needs the project stops it first, and the caller then gets an error that
+// names the operation, never a success whose writes were lost.
 func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (ExecResult, error) {
 	if err := e.writable("exec"); err != nil {
 		return ExecResult{}, err
@@ -298,14 +284,16 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	if err != nil {
 		return ExecResult{}, err
 	}
-	p, err := e.activeProject(ctx, ref)
-	if err != nil {
-		return ExecResult{}, err
-	}
 	if req.Timeout == 0 {
 		req.Timeout = 10 * time.Minute
 	}
-	return e.runtime.Exec(ctx, p, c, req)
+	var res ExecResult
+	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+		var err error
+		res, err = e.runtime.Exec(ctx, p, c, req)
+		return err
+	})
+	return res, err
 }
 
 // Logs streams a container's log.
@@ -319,23 +307,20 @@ func (e *Engine) Logs(ctx context.Context, ref, name string, opts LogOptions) (i
 
 // ReadFile copies a project file to w.
 func (e *Engine) ReadFile(ctx context.Context, ref, path string, w io.Writer) error {
-	p, err := e.activeProject(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return e.runtime.ReadFile(ctx, p, path, w)
+	return e.withUse(ctx, ref, "files get", func(ctx context.Context, p Project) error {
+		return e.runtime.ReadFile(ctx, p, path, w)
+	})
 }
 
-// WriteFile replaces a project file with r's contents.
+// WriteFile replaces a project file with r's contents. It returns nil only once the file is in
+// the project's storage, where any later snapshot finds it (invariant 9).
 func (e *Engine) WriteFile(ctx context.Context, ref, path string, r io.Reader) error {
 	if err := e.writable("write file"); err != nil {
 		return err
 	}
-	p, err := e.activeProject(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return e.runtime.WriteFile(ctx, p, path, r)
+	return e.withUse(ctx, ref, "files put", func(ctx context.Context, p Project) error {
+		return e.runtime.WriteFile(ctx, p, path, r)
+	})
 }
 
 // DeleteFile removes a project file.
@@ -343,20 +328,20 @@ func (e *Engine) DeleteFile(ctx context.Context, ref, path string) error {
 	if err := e.writable("delete file"); err != nil {
 		return err
 	}
-	p, err := e.activeProject(ctx, ref)
-	if err != nil {
-		return err
-	}
-	return e.runtime.DeleteFile(ctx, p, path)
+	return e.withUse(ctx, ref, "files rm", func(ctx context.Context, p Project) error {
+		return e.runtime.DeleteFile(ctx, p, path)
+	})
 }
 
 // ListFiles lists a directory of a project.
 func (e *Engine) ListFiles(ctx context.Context, ref, path string) ([]FileInfo, error) {
-	p, err := e.activeProject(ctx, ref)
-	if err != nil {
-		return nil, err
-	}
-	return e.runtime.ListFiles(ctx, p, path)
+	var out []FileInfo
+	err := e.withUse(ctx, ref, "files ls", func(ctx context.Context, p Project) error {
+		var err error
+		out, err = e.runtime.ListFiles(ctx, p, path)
+		return err
+	})
+	return out, err
 }
 
 // Describe is the runtime's own view of a project.

@@ -28,7 +28,7 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 	switch {
 	case errors.Is(err, ErrNotFound):
 		s = Snapshot{ID: id, ProjectID: o.p.ID, Owner: o.p.Owner, Type: t, Label: label,
-			Status: SnapshotPending, CreatedAt: e.now(), Backend: e.volumes.Name()}
+			Status: SnapshotPending, CreatedAt: e.now(), Backend: e.volumes.Name(), UnpackedBytes: -1}
 		if err := e.store.InsertSnapshot(ctx, s, MaxManualSnapshots); err != nil {
 			return s, fmt.Errorf("record snapshot %s: %w", id, err)
 		}

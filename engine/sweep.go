@@ -57,7 +57,10 @@ type SweepReport struct {
 	// Purge results.
 	Purged     []SweepItem `json:"purged"`
 	FreedBytes int64       `json:"freed_bytes"`
-	DurationMS int64       `json:"duration_ms"`
+	// Leftovers is what the purge removed of writes that never finished (temporary archives
+	// of killed writers, abandoned multipart uploads), when the volumes can tell.
+	Leftovers  *Leftovers `json:"leftovers,omitempty"`
+	DurationMS int64      `json:"duration_ms"`
 }
 
 // OK is false when any project failed.
@@ -321,7 +324,22 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 		return nil, false, fmt.Errorf("sweep: take lock %s: %w", name, err)
 	}
 	if !ok {
-		return nil, true, nil
+		// A sweep killed on this host must not hold the next ones off for the whole TTL while
+		// its claimed projects wait: its lock is taken over at once, as its projects are.
+		holder, err := e.store.LockHolder(ctx, name, e.now())
+		if err != nil {
+			return nil, false, fmt.Errorf("sweep: read lock %s: %w", name, err)
+		}
+		if holder == "" || !holderDead(holder) {
+			return nil, true, nil
+		}
+		if ok, err = e.store.TakeOverLock(ctx, name, holder, e.cfg.Owner, e.now(), ttl); err != nil {
+			return nil, false, fmt.Errorf("sweep: take over lock %s from %s: %w", name, holder, err)
+		}
+		if !ok {
+			return nil, true, nil
+		}
+		e.log.Info("took over the sweep lock of a sweep that died", "lock", name, "previous_owner", holder)
 	}
 	// Keep the lock while the sweep runs longer than its TTL.
 	done := make(chan struct{})
@@ -404,6 +422,16 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 		}
 		rep.Purged = append(rep.Purged, item)
 		rep.FreedBytes += s.SizeBytes
+	}
+	if lc, ok := e.volumes.(LeftoverCleaner); ok && !opts.DryRun && ctx.Err() == nil {
+		// A write silent for the op timeout has no operation left to finish it: its holder
+		// would have been taken over by now.
+		left, err := lc.RemoveLeftovers(ctx, e.now().Add(-e.cfg.OpTimeout))
+		rep.Leftovers = &left
+		rep.FreedBytes += left.Bytes
+		if err != nil {
+			rep.Failed = append(rep.Failed, SweepItem{Reason: "remove leftovers of interrupted writes: " + err.Error()})
+		}
 	}
 	return rep, nil
 }

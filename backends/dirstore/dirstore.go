@@ -49,6 +49,60 @@ func New(root string) (*Store, error) {
 	return s, nil
 }
 
+// tempPattern names a Put's temporary file after the process writing it
+// (.dirstore-tmp-<host>~<pid>~<start>-<random>), so the purge can tell the leftover of a
+// killed writer at once instead of waiting for it to age.
+func tempPattern() string {
+	return tmpPrefix + strings.ReplaceAll(engine.ProcessOwner(), "/", "~") + "-*"
+}
+
+// tempOwner is the writer a temporary file name carries ("" for names without one).
+func tempOwner(name string) string {
+	rest := strings.TrimPrefix(name, tmpPrefix)
+	i := strings.LastIndexByte(rest, '-')
+	if i < 0 || !strings.Contains(rest[:i], "~") {
+		return ""
+	}
+	return strings.ReplaceAll(rest[:i], "~", "/")
+}
+
+// RemoveLeftovers implements engine.LeftoverCleaner: temporary files whose writer is dead, or
+// that were last written before cutoff (a live Put keeps its file's mtime fresh).
+func (s *Store) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engine.Leftovers, error) {
+	var out engine.Leftovers
+	err := filepath.WalkDir(s.root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasPrefix(d.Name(), tmpPrefix) {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil // gone meanwhile: its Put finished or failed
+		}
+		if owner := tempOwner(d.Name()); !(owner != "" && engine.OwnerDead(owner)) && !fi.ModTime().Before(cutoff) {
+			return nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", p, err)
+		}
+		out.Count++
+		out.Bytes += fi.Size()
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("dirstore %s: remove leftovers: %w", s.root, err)
+	}
+	return out, nil
+}
+
 // staleTempAge is how long a temporary file must have gone unwritten before it is taken for
 // the leftover of a Put killed mid-way. A live Put keeps its file's mtime fresh.
 const staleTempAge = time.Hour
@@ -156,7 +210,7 @@ func createTemp(dir string) (*os.File, error) {
 			continue
 		}
 		var f *os.File
-		if f, err = os.CreateTemp(dir, tmpPrefix+"*"); err == nil {
+		if f, err = os.CreateTemp(dir, tempPattern()); err == nil {
 			return f, nil
 		}
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -113,3 +113,29 @@ func (s *Store) Unlock(ctx context.Context, name, owner string) error {
 	}
 	return nil
 }
+
+// LockHolder reads a lock's owner; an expired lock has none.
+func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (string, error) {
+	var owner string
+	err := s.pool.QueryRow(ctx, `SELECT owner FROM locks WHERE name = $1 AND expires_at > $2`, name, now).Scan(&owner)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read lock %q: %w", name, badInput(err))
+	}
+	return owner, nil
+}
+
+// TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
+func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	if name == "" || from == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE locks SET owner = $3, expires_at = $4 WHERE name = $1 AND owner = $2`,
+		name, from, owner, now.Add(ttl))
+	if err != nil {
+		return false, fmt.Errorf("take over lock %q from %s for %s: %w", name, from, owner, badInput(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}

@@ -11,12 +11,12 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error`
+	size_bytes, sha256, location, backend, error, unpacked_bytes`
 
 func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
 	var s engine.Snapshot
 	err := row.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &s.CreatedAt, &s.ReadyAt,
-		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error)
+		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes)
 	if err != nil {
 		return engine.Snapshot{}, err
 	}
@@ -36,10 +36,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 	}
 	insert := func(ctx context.Context, db execer) error {
 		_, err := db.Exec(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			snap.CreatedAt, snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error)
+			snap.Backend, snap.Error, snap.UnpackedBytes)
 		switch {
 		case isUnique(err):
 			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
@@ -95,10 +95,10 @@ func checkTimeline(ctx context.Context, tx pgx.Tx, projectID string, maxManual i
 func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
 			created_at = $6, ready_at = $7, deleted_at = $8, size_bytes = $9, sha256 = $10, location = $11,
-			backend = $12, error = $13
+			backend = $12, error = $13, unpacked_bytes = $14
 		WHERE id = $1`,
 		snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
-		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error)
+		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = engine.ErrNotFound
 	}

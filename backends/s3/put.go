@@ -386,3 +386,17 @@ func fill(r io.Reader, buf []byte) (n int, eof bool, err error) {
 	}
 	return n, false, nil
 }
+
+// LeftoverMinAge is the youngest multipart upload RemoveLeftovers aborts, whatever cutoff it
+// is given: an upload's age is known only from when it was initiated, not from when its last
+// part arrived, and a large project's upload from another host may run long past the op timeout.
+const LeftoverMinAge = time.Hour
+
+// RemoveLeftovers implements engine.LeftoverCleaner: the multipart uploads of Puts killed
+// mid-way, initiated before cutoff and at least LeftoverMinAge ago.
+// Their size is not known without listing every part, so Bytes stays 0.
+func (s *Store) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engine.Leftovers, error) {
+	age := max(time.Since(cutoff), s.leftoverMinAge)
+	n, err := s.AbortIncomplete(ctx, age)
+	return engine.Leftovers{Count: n}, err
+}

@@ -64,6 +64,8 @@ type Store struct {
 	checksum types.ChecksumAlgorithm
 	// payloadOptions go with every call that uploads data (see unsignedPayload).
 	payloadOptions []func(*s3.Options)
+	// leftoverMinAge is LeftoverMinAge (a field so tests can lower it).
+	leftoverMinAge time.Duration
 }
 
 var _ engine.ObjectStore = (*Store)(nil)
@@ -117,12 +119,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		o.DisableLogOutputChecksumValidationSkipped = true
 	})
 	s := &Store{
-		client:      client,
-		bucket:      cfg.Bucket,
-		prefix:      cfg.Prefix,
-		partSize:    cfg.PartSize,
-		concurrency: cfg.Concurrency,
-		maxParts:    maxParts,
+		client:         client,
+		bucket:         cfg.Bucket,
+		prefix:         cfg.Prefix,
+		partSize:       cfg.PartSize,
+		concurrency:    cfg.Concurrency,
+		maxParts:       maxParts,
+		leftoverMinAge: LeftoverMinAge,
 	}
 	if awsCfg.RequestChecksumCalculation != aws.RequestChecksumCalculationWhenRequired {
 		s.checksum = types.ChecksumAlgorithmCrc32

@@ -615,6 +615,31 @@ func TestAbortIncomplete(t *testing.T) {
 	}
 }
 
+// TestRemoveLeftovers is what the purge sweep calls: uploads younger than LeftoverMinAge are
+// kept whatever the cutoff (they may be live on another host), older ones before the cutoff go.
+func TestRemoveLeftovers(t *testing.T) {
+	srv := s3test.Start(t)
+	s := open(t, srv, "mine")
+	ctx := context.Background()
+	c := srv.Client()
+	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String("mine/p/s.tar.zst")}); err != nil {
+		t.Fatal(err)
+	}
+	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 0 {
+		t.Errorf("RemoveLeftovers of a new upload = %+v, %v; want it kept (younger than %s)", left, err, LeftoverMinAge)
+	}
+	s.leftoverMinAge = 0
+	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(-time.Hour)); err != nil || left.Count != 0 {
+		t.Errorf("RemoveLeftovers with a cutoff before the upload = %+v, %v; want it kept", left, err)
+	}
+	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 1 {
+		t.Errorf("RemoveLeftovers = %+v, %v; want the upload aborted", left, err)
+	}
+	if ups := multipartUploads(t, srv); len(ups) != 0 {
+		t.Errorf("uploads left: %v", ups)
+	}
+}
+
 // TestConcurrentPuts runs large Puts at once: each gets its own part buffers, so they all
 // proceed and each stays within its bound.
 func TestConcurrentPuts(t *testing.T) {

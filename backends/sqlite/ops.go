@@ -136,3 +136,38 @@ func (s *Store) Unlock(ctx context.Context, name, owner string) error {
 	}
 	return nil
 }
+
+// LockHolder reads a lock's owner; an expired lock has none.
+func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (string, error) {
+	var owner string
+	err := s.db.QueryRowContext(ctx, `SELECT owner FROM locks WHERE name = ? AND expires_at > ?`, name, toMicros(now)).Scan(&owner)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read lock %q: %w", name, err)
+	}
+	return owner, nil
+}
+
+// TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
+func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	if name == "" || from == "" || owner == "" || ttl <= 0 {
+		return false, fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+	}
+	var ok bool
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE locks SET owner = ?, expires_at = ? WHERE name = ? AND owner = ?`,
+			owner, toMicros(now.Add(ttl)), name, from)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		ok = n == 1
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("take over lock %q from %s for %s: %w", name, from, owner, err)
+	}
+	return ok, nil
+}

@@ -10,13 +10,13 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error`
+	size_bytes, sha256, location, backend, error, unpacked_bytes`
 
 func scanSnapshot(sc scanner) (engine.Snapshot, error) {
 	var s engine.Snapshot
 	var created, ready, deleted int64
 	err := sc.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &created, &ready, &deleted,
-		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error)
+		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes)
 	if err != nil {
 		return engine.Snapshot{}, err
 	}
@@ -41,10 +41,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			toMicros(snap.CreatedAt), toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes,
-			snap.SHA256, snap.Location, snap.Backend, snap.Error)
+			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes)
 		switch {
 		case isUnique(err):
 			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
@@ -86,11 +86,11 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error 
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
 				created_at = ?, ready_at = ?, deleted_at = ?, size_bytes = ?, sha256 = ?, location = ?,
-				backend = ?, error = ?
+				backend = ?, error = ?, unpacked_bytes = ?
 			WHERE id = ?`,
 			snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
 			toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.ID)
+			snap.Backend, snap.Error, snap.UnpackedBytes, snap.ID)
 		return mustAffect(res, err, engine.ErrNotFound)
 	})
 	if err != nil {

@@ -36,6 +36,11 @@ func TestBadInput(t *testing.T) {
 		{"bad label", nil, []string{"snapshot", "create", "solid", "--label", "two\nlines"}, 2, []string{"one line"}},
 		{"bad container name", nil, []string{"container", "add", "solid", "Bad_Name", "--dir", "x"}, 2, []string{"lower-case"}},
 		{"container dir escapes", nil, []string{"container", "add", "solid", "web", "--dir", "../../etc"}, 2, []string{"leaves the project"}},
+		// Checked at start in every mode, before a hibernation stops containers and then fails.
+		{"prefix ..", []string{"S3_PROJECTS_PREFIX=.."}, []string{"project", "hibernate", "solid"}, 2, []string{"S3_PROJECTS_PREFIX", `".."`}},
+		{"prefix empty component", []string{"S3_PROJECTS_PREFIX=a//b"}, []string{"projects", "ls"}, 2, []string{"S3_PROJECTS_PREFIX", "empty component"}},
+		{"unreachable database", []string{"DATABASE_URL=postgres://sailtui@127.0.0.1:1/sailtui?sslmode=disable&connect_timeout=5"},
+			[]string{"project", "hibernate", "solid"}, 2, []string{"DATABASE_URL", "127.0.0.1:1", "nothing was changed"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -237,7 +237,7 @@ func headlessFailed(a *app, sweep string, err error) error {
 
 // exitCodeOf is the exit status main gives err: 2 for bad input, else 1.
 func exitCodeOf(err error) int {
-	if errors.Is(err, engine.ErrBadInput) || errors.Is(err, engine.ErrBadPath) {
+	if errors.Is(err, engine.ErrBadInput) || errors.Is(err, engine.ErrBadPath) || errors.Is(err, errUnreachable) {
 		return 2
 	}
 	return 1

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
 )
 
 // config is sailtui's configuration: flags win over the environment, the environment over
@@ -25,6 +26,7 @@ type config struct {
 	IdleTimeout      time.Duration
 	StopIdleTimeout  time.Duration
 	OpTimeout        time.Duration
+	UseWait          time.Duration
 	SweepConcurrency int
 	ReadOnly         bool
 	Output           string
@@ -61,6 +63,7 @@ var configVars = []configVar{
 	{"K8S_HIBERNATION_IDLE_MINUTES", "--idle (sweep)", "30", "minutes without activity before the sweep hibernates a project"},
 	{"SAILTUI_STOP_IDLE_MINUTES", "--stop-idle (sweep)", "0 (off)", "first idle tier: stop a project's containers after this many idle minutes, keep its files; hibernate after the idle timeout"},
 	{"SAILTUI_OP_TIMEOUT", "", "10m", "an operation silent this long is taken over (a holder on this host known dead at once)"},
+	{"SAILTUI_USE_WAIT", "", "30s", "how long hibernate, wake, restore, snapshot and delete wait for file operations and execs in progress (asked to stop after a third of it) before refusing"},
 	{"SAILTUI_SWEEP_CONCURRENCY", "--concurrency (sweep)", "16", "projects hibernated at once by one sweep"},
 	{"SAILTUI_READONLY", "--readonly", "false", "refuse every action that changes something"},
 	{"SAILTUI_SKIN", "--skin", "dark", "console colours: dark or light (NO_COLOR turns colour off)"},
@@ -87,6 +90,7 @@ func defaultConfig() config {
 		Mode:             "local",
 		IdleTimeout:      30 * time.Minute,
 		OpTimeout:        10 * time.Minute,
+		UseWait:          engine.DefaultUseWait,
 		SweepConcurrency: 16,
 		Output:           "table",
 		Skin:             "dark",
@@ -156,6 +160,13 @@ func (c *config) fromEnv() error {
 		}
 		c.OpTimeout = d
 	}
+	if v := os.Getenv("SAILTUI_USE_WAIT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("SAILTUI_USE_WAIT=%q: want a positive duration such as 30s", v)
+		}
+		c.UseWait = d
+	}
 	if v := os.Getenv("SAILTUI_SWEEP_CONCURRENCY"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > 1024 {
@@ -207,6 +218,9 @@ func (c *config) validate() error {
 	default:
 		return fmt.Errorf("DEPLOYMENT_MODE=%q: want local, docker or kubernetes", c.Mode)
 	}
+	if err := archive.CheckPrefix(c.ObjectPrefix); err != nil {
+		return fmt.Errorf("S3_PROJECTS_PREFIX=%q: %v; use slash-separated names such as sailtui/projects", c.ObjectPrefix, err)
+	}
 	if c.StateDir == "" {
 		return fmt.Errorf("state directory is empty: set --state-dir or SAILTUI_STATE_DIR")
 	}
@@ -231,6 +245,7 @@ func configCmd(a *app) *cobra.Command {
 				"K8S_HIBERNATION_IDLE_MINUTES":  strconv.Itoa(int(a.cfg.IdleTimeout.Minutes())),
 				"SAILTUI_STOP_IDLE_MINUTES":     strconv.Itoa(int(a.cfg.StopIdleTimeout.Minutes())),
 				"SAILTUI_OP_TIMEOUT":            a.cfg.OpTimeout.String(),
+				"SAILTUI_USE_WAIT":              a.cfg.UseWait.String(),
 				"SAILTUI_SWEEP_CONCURRENCY":     strconv.Itoa(a.cfg.SweepConcurrency),
 				"SAILTUI_READONLY":              strconv.FormatBool(a.cfg.ReadOnly),
 				"SAILTUI_SKIN":                  a.cfg.Skin,

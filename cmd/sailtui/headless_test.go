@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -34,6 +35,7 @@ type headlessSummary struct {
 	Deferred   []engine.SweepItem `json:"deferred"`
 	DurationMS *int64             `json:"duration_ms"`
 	Error      string             `json:"error"`
+	Leftovers  *engine.Leftovers  `json:"leftovers"`
 }
 
 func summaries(t *testing.T, stdout string) []headlessSummary {
@@ -199,7 +201,8 @@ func TestHeadlessBadConfig(t *testing.T) {
 		{"idle flag negative", nil, []string{"--idle=-1m"}, 2, []string{"--idle", "positive"}, true},
 		{"missing bucket", append([]string{"S3_BUCKET_NAME=" + missing}, s3env...), []string{"--idle", "1ns"}, 1, []string{missing}, true},
 		{"unreachable database", []string{fmt.Sprintf("DATABASE_URL=postgres://sailtui@127.0.0.1:%d/sailtui?sslmode=disable&connect_timeout=5", port)},
-			[]string{"--idle", "1ns"}, 1, []string{fmt.Sprintf("127.0.0.1:%d", port)}, true},
+			[]string{"--idle", "1ns"}, 2, []string{fmt.Sprintf("127.0.0.1:%d", port), "DATABASE_URL"}, true},
+		{"prefix with ..", []string{"S3_PROJECTS_PREFIX=a/../b"}, []string{"--idle", "1ns"}, 2, []string{"S3_PROJECTS_PREFIX", "component"}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -398,5 +401,101 @@ func TestHeadlessStoppedBeforeStart(t *testing.T) {
 	}
 	if after := idleStateDigest(t, c); after != before {
 		t.Fatalf("a sweep stopped before it started changed the state:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// A sweep killed with -9 in the middle of a hibernation must not hold the next sweep off for
+// the lock's TTL: the next one takes the dead sweep's lock over at once, finishes the project
+// it had claimed and reports the lock acquired.
+func TestHeadlessSweepTakesOverDeadSweepLock(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "orphaned", "--owner", "tester")
+	c.ok("files", "put", "orphaned", "keep.txt")
+	c.crash("hibernate:snapshot-written", "--headless", "--sweep=hibernate", "--idle", "1ns")
+	if p, _ := c.stored("orphaned"); p.Status != engine.StatusHibernating {
+		t.Fatalf("after the killed sweep: %s, want hibernating (the test kills in the wrong place)", p.Status)
+	}
+	r := c.run("--headless", "--sweep=hibernate", "--idle", "1ns")
+	if r.code != 0 {
+		t.Fatalf("next sweep: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	sums := summaries(t, r.stdout)
+	if len(sums) != 1 || sums[0].Lock != "acquired" {
+		t.Fatalf("next sweep right after the killed one: %+v, want the lock acquired", sums)
+	}
+	if p, _ := c.stored("orphaned"); p.Status != engine.StatusHibernated || p.OpID != "" {
+		t.Fatalf("after the next sweep: %+v, want hibernated and free", p)
+	}
+}
+
+// Hibernations killed with -9 while their archive was being written leave temporary objects
+// behind; the purge removes those whose writer is dead (on this host, at once), and only those.
+func TestHeadlessPurgeRemovesLeftoversOfKilledWriters(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "bulky", "--owner", "tester")
+	dir := filepath.Join(c.state, "projects", "bulky")
+	big := make([]byte, 32<<20)
+	_, _ = crand.Read(big)
+	must(t, os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644))
+	objects := filepath.Join(c.state, "objects")
+	temps := func() []string {
+		var out []string
+		_ = filepath.WalkDir(objects, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasPrefix(d.Name(), ".dirstore-tmp-") {
+				out = append(out, p)
+			}
+			return nil
+		})
+		return out
+	}
+	const kills = 3
+	for range kills {
+		cmd := exec.Command(os.Args[0], "--state-dir", c.state, "project", "hibernate", "bulky")
+		// A slow archive, so the kill lands while it is written.
+		cmd.Env = append(os.Environ(), "SAILTUI_TEST_MAIN=1")
+		must(t, cmd.Start())
+		before := len(temps())
+		writing := func() bool {
+			ts := temps()
+			if len(ts) == before {
+				return false
+			}
+			fi, err := os.Stat(ts[len(ts)-1])
+			return err == nil && fi.Size() > 0
+		}
+		for start := time.Now(); !writing(); time.Sleep(2 * time.Millisecond) {
+			if time.Since(start) > 30*time.Second {
+				_ = cmd.Process.Kill()
+				t.Fatal("no temporary archive appeared")
+			}
+		}
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		// The next command finishes the interrupted hibernation (its holder is dead).
+		if r := c.run("project", "wake", "bulky"); r.code != 0 {
+			t.Fatalf("wake after the kill: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	left := temps()
+	if len(left) < kills {
+		t.Fatalf("%d temporary archives after %d killed hibernations, want at least %d: %v", len(left), kills, kills, left)
+	}
+	// A live writer's temporary file is kept: this process is alive.
+	live := filepath.Join(objects, ".dirstore-tmp-"+strings.ReplaceAll(engine.ProcessOwner(), "/", "~")+"-123")
+	must(t, os.WriteFile(live, []byte("being written"), 0o644))
+
+	r := c.run("--headless", "--sweep=purge")
+	if r.code != 0 {
+		t.Fatalf("purge: exit %d\n%s", r.code, r.stderr)
+	}
+	sums := summaries(t, r.stdout)
+	if len(sums) != 1 || sums[0].Leftovers == nil || sums[0].Leftovers.Count != len(left) || sums[0].Leftovers.Bytes <= 0 {
+		t.Fatalf("purge summary %+v (leftovers %+v), want %d leftovers removed: %v", sums, sums[0].Leftovers, len(left), left)
+	}
+	if got := temps(); len(got) != 1 || got[0] != live {
+		t.Fatalf("after the purge: %v, want only the live writer's file", got)
+	}
+	if got := c.ok("files", "get", "bulky", "big.bin"); got != string(big) {
+		t.Fatal("the project's file changed")
 	}
 }

@@ -37,12 +37,13 @@ func main() {
 		os.Exit(ee.code)
 	}
 	fmt.Fprintln(os.Stderr, "sailtui:", err)
-	switch {
-	case errors.Is(err, engine.ErrBadInput), errors.Is(err, engine.ErrBadPath):
-		os.Exit(2)
-	}
-	os.Exit(1)
+	os.Exit(exitCodeOf(err))
 }
+
+// errUnreachable marks a part named by the configuration that did not answer at start (the
+// database): like a bad setting it exits 2, before anything was touched, so a CronJob's
+// failure reads "fix the setup", not "a project failed".
+var errUnreachable = errors.New("unreachable")
 
 // app carries the config and opens the engine on first use, so --help and flag errors never
 // touch the state directory.

@@ -23,7 +23,7 @@ func openStore(ctx context.Context, cfg config) (engine.Store, engine.Notifier, 
 	}
 	store, err := postgres.Open(ctx, cfg.DatabaseURL, postgres.Options{MaxConns: int32(cfg.DBPoolSize), StatementTimeout: cfg.DBStatementTimeout})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("open store (DATABASE_URL): %w", err)
+		return nil, nil, nil, fmt.Errorf("open store (DATABASE_URL): %w; check DATABASE_URL and that the server is up (nothing was changed): %w", err, errUnreachable)
 	}
 	notifier, err := postgres.NewNotifier(ctx, store.Pool())
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode/utf8"
 )
 
 // cleanName turns an entry name into the canonical relative form used for every decision during
@@ -88,4 +89,26 @@ func parentOf(name string) string {
 		return name[:i]
 	}
 	return ""
+}
+
+// CheckPrefix refuses an object key prefix that would not name the same place in every object
+// store: empty, "." or ".." components (a key path resolves them differently, or climbs out),
+// backslashes, NUL bytes and invalid UTF-8. Checked when the configuration is read, so a bad
+// prefix fails at start instead of every hibernation after the containers were stopped.
+func CheckPrefix(prefix string) error {
+	switch {
+	case !utf8.ValidString(prefix):
+		return errors.New("not valid UTF-8")
+	case strings.ContainsAny(prefix, "\\\x00"):
+		return errors.New("contains a backslash or a NUL byte")
+	}
+	for part := range strings.SplitSeq(strings.Trim(prefix, "/"), "/") {
+		switch part {
+		case "":
+			return errors.New("has an empty component")
+		case ".", "..":
+			return fmt.Errorf("has a %q component", part)
+		}
+	}
+	return nil
 }

@@ -138,8 +138,10 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	pr, pw := io.Pipe()
 	out := stream.NewHashWriter(pw, sha256.New())
 	werrc := make(chan error, 1)
+	var st Stats
 	go func() {
-		_, err := Write(wctx, dir, out, opts)
+		var err error
+		st, err = Write(wctx, dir, out, opts)
 		// The result is sent before the pipe is closed, so once Put has returned it is
 		// already there if Write ended first. A nil error closes the pipe with EOF; any other
 		// reaches Put as a read error, which makes it fail instead of storing a truncated archive.
@@ -180,6 +182,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	}
 	snap.Location = key
 	snap.SizeBytes = out.N()
+	snap.UnpackedBytes = st.Bytes
 	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = BackendName
 	return snap, nil
@@ -270,6 +273,17 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		}
 	}()
 
+	// An object of another size than the one recorded is not this snapshot: refused before a
+	// byte of it is decompressed (a small object may expand into more than the disk holds).
+	if snap.SizeBytes > 0 {
+		info, err := s.store.Head(ctx, key)
+		if err != nil {
+			return fail(fmt.Errorf("object %s: %w", key, err))
+		}
+		if info.Size != snap.SizeBytes {
+			return fail(fmt.Errorf("object %s has %d bytes, recorded %d: %w", key, info.Size, snap.SizeBytes, engine.ErrChecksum))
+		}
+	}
 	rc, err := s.store.Get(ctx, key)
 	if err != nil {
 		return fail(fmt.Errorf("object %s: %w", key, err))
@@ -289,6 +303,11 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	if lim.MaxWindow <= 0 {
 		lim.MaxWindow = SnapshotMaxWindow
 	}
+	// The checksum is known only at the end of the object: until then the recorded unpacked
+	// size is what stops an object that expands past what Create wrote.
+	if snap.UnpackedBytes >= 0 && (lim.MaxBytes <= 0 || snap.UnpackedBytes < lim.MaxBytes) {
+		lim.MaxBytes = max(snap.UnpackedBytes, 1)
+	}
 	stopFlusher := startFlusher(tmp)
 	_, xerr := Extract(ctx, src, tmp, lim)
 	stopFlusher()
@@ -304,6 +323,16 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	}
 	swapped = true
 	return nil
+}
+
+// RemoveLeftovers implements engine.LeftoverCleaner when the object store does: what killed
+// Creates left in it.
+func (s *Sandwich) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engine.Leftovers, error) {
+	lc, ok := s.store.(engine.LeftoverCleaner)
+	if !ok {
+		return engine.Leftovers{}, nil
+	}
+	return lc.RemoveLeftovers(ctx, cutoff)
 }
 
 // Delete implements engine.Volumes; deleting a snapshot whose object is gone succeeds.

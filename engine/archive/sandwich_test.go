@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -16,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -543,4 +546,72 @@ func TestSandwichRestoreRefusesWideWindow(t *testing.T) {
 		t.Errorf("Restore = %v, want ErrBadInput", err)
 	}
 	diffTrees(t, before, scanTree(t, env.dir))
+}
+
+// zstdBomb is a tar of one file of size zero bytes, compressed: a small object that expands
+// to size bytes.
+func zstdBomb(t *testing.T, size int64) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc, err := zstd.NewWriter(&buf, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(enc)
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "bomb", Size: size, Mode: 0o644, Format: tar.FormatGNU}); err != nil {
+		t.Fatal(err)
+	}
+	zero := make([]byte, 1<<20)
+	for left := size; left > 0; left -= int64(len(zero)) {
+		if _, err := tw.Write(zero[:min(left, int64(len(zero)))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// A decompression bomb in place of a snapshot's object: refused before a byte is decompressed
+// when its size is not the recorded one, and stopped at the recorded unpacked size otherwise,
+// with the project's storage untouched either way (issue: a 135 KB object made a wake write
+// 4 GB before the checksum mismatch).
+func TestSandwichRestoreStopsZstdBomb(t *testing.T) {
+	env := newSandwichEnv(t, sampleNodes(5))
+	snap := env.create(t, "s1")
+	var payload int64
+	for _, n := range sampleNodes(5) {
+		payload += int64(len(n.data))
+	}
+	if snap.UnpackedBytes != payload {
+		t.Fatalf("Create recorded %d unpacked bytes, the tree holds %d", snap.UnpackedBytes, payload)
+	}
+	bomb := zstdBomb(t, 1<<30)
+	env.store.mutate(snap.Location, func([]byte) []byte { return bomb })
+	before := scanTree(t, env.dir)
+
+	err := env.sw.Restore(context.Background(), env.p, snap, nil)
+	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), fmt.Sprintf("has %d bytes, recorded %d", len(bomb), snap.SizeBytes)) {
+		t.Errorf("restore of a bomb of another size: %v, want a size mismatch before reading", err)
+	}
+	diffTrees(t, before, scanTree(t, env.dir))
+
+	// The same bomb where the recorded object size matches (or is unknown): extraction stops
+	// at the recorded unpacked size, long before the gigabyte.
+	forged := snap
+	forged.SizeBytes = int64(len(bomb))
+	start := time.Now()
+	err = env.sw.Restore(context.Background(), env.p, forged, nil)
+	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", payload)) {
+		t.Errorf("restore of a bomb of the recorded size: %v, want it stopped at the recorded %d unpacked bytes", err, payload)
+	}
+	t.Logf("bomb of %d bytes (1 GiB unpacked) refused in %s", len(bomb), time.Since(start))
+	diffTrees(t, before, scanTree(t, env.dir))
+	if got := siblings(t, env.dir); len(got) != 1 {
+		t.Errorf("storage parent holds %v after the refused restores", got)
+	}
 }

@@ -21,6 +21,7 @@ var concurrentTests = []struct {
 	{"ManualSnapshotLimit", testConcurrentManualSnapshots},
 	{"TryLockOneOwner", testConcurrentTryLock},
 	{"TouchKeepsMaximum", testConcurrentTouch},
+	{"UseVsClaim", testConcurrentUseVsClaim},
 }
 
 const racers = 8

@@ -11,6 +11,7 @@ var journalTests = []test{
 	{"OperationRoundTrip", testOperationRoundTrip},
 	{"ListOps", testListOps},
 	{"TryLock", testTryLock},
+	{"TakeOverLock", testTakeOverLock},
 }
 
 func newOp(p engine.Project, kind engine.OpKind, started time.Time) engine.Operation {
@@ -111,4 +112,47 @@ func testTryLock(t *testing.T, s engine.Store) {
 
 	noErr(t, "Unlock", s.Unlock(ctx, "sweep", "b"))
 	try("after Unlock", "c", later, true)
+}
+
+func testTakeOverLock(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	const ttl = time.Minute
+	holder := func(what string, now time.Time, want string) {
+		t.Helper()
+		got, err := s.LockHolder(ctx, "sweep", now)
+		noErr(t, what, err)
+		if got != want {
+			t.Errorf("%s: LockHolder = %q, want %q", what, got, want)
+		}
+	}
+	holder("never taken", t0, "")
+	ok, err := s.TryLock(ctx, "sweep", "dead", t0, ttl)
+	noErr(t, "TryLock", err)
+	if !ok {
+		t.Fatal("TryLock of a free lock refused")
+	}
+	holder("held", t0.Add(time.Second), "dead")
+	holder("expired", t0.Add(ttl+time.Second), "")
+
+	ok, err = s.TakeOverLock(ctx, "sweep", "someone-else", "next", t0.Add(time.Second), ttl)
+	noErr(t, "TakeOverLock from the wrong holder", err)
+	if ok {
+		t.Error("TakeOverLock from a holder that does not hold it succeeded")
+	}
+	ok, err = s.TakeOverLock(ctx, "sweep", "dead", "next", t0.Add(2*time.Second), ttl)
+	noErr(t, "TakeOverLock", err)
+	if !ok {
+		t.Fatal("TakeOverLock from the holder refused")
+	}
+	holder("taken over", t0.Add(ttl), "next")
+	ok, err = s.TakeOverLock(ctx, "sweep", "dead", "third", t0.Add(3*time.Second), ttl)
+	noErr(t, "second TakeOverLock", err)
+	if ok {
+		t.Error("a second take-over from the same dead holder succeeded: two sweeps would run")
+	}
+	ok, err = s.TryLock(ctx, "sweep", "third", t0.Add(3*time.Second), ttl)
+	noErr(t, "TryLock after take-over", err)
+	if ok {
+		t.Error("the taken-over lock was given to another owner")
+	}
 }

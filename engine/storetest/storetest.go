@@ -23,6 +23,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 	tests = append(tests, containerTests...)
 	tests = append(tests, snapshotTests...)
 	tests = append(tests, journalTests...)
+	tests = append(tests, useTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
