@@ -3,9 +3,13 @@ package archive
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -15,23 +19,203 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openNoFollow opens a file found by the walk for reading. O_NOFOLLOW and O_NONBLOCK keep a
-// file swapped for a symlink or a fifo since the walk from redirecting or hanging the archiver.
-// A bare descriptor rather than an *os.File: archiving is a loop over thousands of small files,
-// and os.File registers each with the poller (an extra syscall) for no benefit on regular files.
-func openNoFollow(path string) (fileReader, error) {
+// walkDir is a directory of the tree being archived, held open so that every entry below it is
+// reached relative to it (see Write). A bare descriptor rather than an *os.File, as for files.
+type walkDir struct{ fd int }
+
+// openWalkRoot opens the directory root for a walk, after resolving it (the caller's path,
+// trusted) once; n is the length of the resolved path, which counts against maxPathLen.
+func openWalkRoot(root string) (d walkDir, n int, err error) {
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return walkDir{}, 0, err
+	}
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Open(resolved, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err == unix.ENOTDIR {
+		return walkDir{}, 0, errors.New("not a directory")
+	}
+	if err != nil {
+		return walkDir{}, 0, &os.PathError{Op: "open", Path: resolved, Err: err}
+	}
+	return walkDir{fd: fd}, len(resolved), nil
+}
+
+func (d walkDir) close() { _ = unix.Close(d.fd) }
+
+// stat describes the directory itself.
+func (d walkDir) stat() (entryStat, error) {
+	var s unix.Stat_t
+	if err := retryErr(func() error { return unix.Fstat(d.fd, &s) }); err != nil {
+		return entryStat{}, &os.PathError{Op: "fstat", Path: ".", Err: err}
+	}
+	return statOf(&s), nil
+}
+
+// changed reports an errno that means the entry at a name the walk has just listed or stat'ed
+// is no longer of that type, or no longer there, as errChanged.
+func changed(op, name string, err error, types ...unix.Errno) error {
+	if err == unix.ENOENT {
+		return fmt.Errorf("%w: %s %q: %w", errChanged, op, name, err)
+	}
+	for _, t := range types {
+		if err == t {
+			return fmt.Errorf("%w: %s %q: %w", errChanged, op, name, err)
+		}
+	}
+	return &os.PathError{Op: op, Path: name, Err: err}
+}
+
+// lstat describes the entry name of d itself, never what a symlink points at.
+func (d walkDir) lstat(name string) (entryStat, error) {
+	var s unix.Stat_t
+	if err := retryErr(func() error { return unix.Fstatat(d.fd, name, &s, unix.AT_SYMLINK_NOFOLLOW) }); err != nil {
+		return entryStat{}, changed("fstatat", name, err)
+	}
+	return statOf(&s), nil
+}
+
+// openDir opens the directory name of d; a symlink or anything but a directory there is refused
+// by the kernel (O_NOFOLLOW|O_DIRECTORY) and reported as errChanged.
+func (d walkDir) openDir(name string) (walkDir, entryStat, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return walkDir{}, entryStat{}, changed("openat", name, err, unix.ELOOP, unix.ENOTDIR)
+	}
+	sub := walkDir{fd: fd}
+	es, err := sub.stat()
+	if err != nil {
+		sub.close()
+		return walkDir{}, entryStat{}, err
+	}
+	return sub, es, nil
+}
+
+// openFile opens the entry name of d for reading and describes what was opened. O_NOFOLLOW
+// refuses a symlink put there since the listing (errChanged); O_NONBLOCK keeps a fifo put there
+// from hanging the walk, and the caller checks es.kind before reading.
+func (d walkDir) openFile(name string) (fileReader, entryStat, error) {
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		// ENXIO: a socket was put at the name.
+		return nil, entryStat{}, changed("openat", name, err, unix.ELOOP, unix.ENXIO)
+	}
+	var s unix.Stat_t
+	if err := retryErr(func() error { return unix.Fstat(fd, &s) }); err != nil {
+		_ = unix.Close(fd)
+		return nil, entryStat{}, &os.PathError{Op: "fstat", Path: name, Err: err}
+	}
+	return rawFile(fd), statOf(&s), nil
+}
+
+// readlink reads the target of the symlink name of d, reusing *buf.
+func (d walkDir) readlink(name string, buf *[]byte) (string, error) {
+	if len(*buf) == 0 {
+		*buf = make([]byte, 256)
+	}
 	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err == syscall.EINTR {
-			continue
-		}
+		n, err := retryEINTR(func() (int, error) { return unix.Readlinkat(d.fd, name, *buf) })
 		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+			// EINVAL: not a symlink (any more).
+			return "", changed("readlinkat", name, err, unix.EINVAL)
 		}
-		return rawFile(fd), nil
+		if n < len(*buf) {
+			return string((*buf)[:n]), nil
+		}
+		*buf = make([]byte, 2*len(*buf))
 	}
 }
 
+// direntHeader is the fixed part of struct linux_dirent64, the name following it.
+const direntHeader = int(unsafe.Offsetof(unix.Dirent{}.Name))
+
+// entries lists d (every entry but "." and ".."), in the directory's order, with the type each
+// entry had when listed. The directory is read from its start only on a fresh descriptor.
+func (d walkDir) entries(buf []byte) ([]walkEntry, error) {
+	var out []walkEntry
+	for {
+		n, err := retryEINTR(func() (int, error) { return unix.Getdents(d.fd, buf) })
+		if err != nil {
+			return nil, &os.PathError{Op: "getdents", Path: ".", Err: err}
+		}
+		if n <= 0 {
+			return out, nil
+		}
+		for b := buf[:n]; len(b) > 0; {
+			if len(b) < direntHeader {
+				return nil, errors.New("getdents: truncated entry")
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[unsafe.Offsetof(unix.Dirent{}.Reclen):]))
+			if reclen < direntHeader || reclen > len(b) {
+				return nil, errors.New("getdents: malformed entry")
+			}
+			ino := binary.NativeEndian.Uint64(b[unsafe.Offsetof(unix.Dirent{}.Ino):])
+			typ := b[unsafe.Offsetof(unix.Dirent{}.Type)]
+			name := b[direntHeader:reclen]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
+			b = b[reclen:]
+			// Inode 0 marks a deleted entry on some filesystems; the kernel's own readdir
+			// skips those too.
+			if ino == 0 || string(name) == "." || string(name) == ".." {
+				continue
+			}
+			out = append(out, walkEntry{name: string(name), kind: kindOfDT(typ)})
+		}
+	}
+}
+
+func kindOfDT(t uint8) entryKind {
+	switch t {
+	case unix.DT_REG:
+		return kindRegular
+	case unix.DT_DIR:
+		return kindDir
+	case unix.DT_LNK:
+		return kindSymlink
+	case unix.DT_UNKNOWN:
+		return kindUnknown
+	default:
+		return kindOther
+	}
+}
+
+func statOf(s *unix.Stat_t) entryStat {
+	es := entryStat{
+		mode:  int64(s.Mode & 0o7777),
+		size:  s.Size,
+		mtime: time.Unix(s.Mtim.Sec, s.Mtim.Nsec),
+	}
+	switch s.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		es.kind = kindRegular
+	case unix.S_IFDIR:
+		es.kind = kindDir
+	case unix.S_IFLNK:
+		es.kind = kindSymlink
+	default:
+		es.kind = kindOther
+	}
+	return es
+}
+
+func retryErr(f func() error) error {
+	for {
+		if err := f(); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// rawFile is a file being archived, as a bare descriptor: archiving is a loop over thousands of
+// small files, and os.File registers each with the poller (an extra syscall) for no benefit on
+// regular files.
 type rawFile int
 
 func (f rawFile) Read(b []byte) (int, error) {

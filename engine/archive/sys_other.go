@@ -4,15 +4,148 @@ package archive
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 )
 
-// openNoFollow opens a file found by the walk for reading; portable fallback without the
-// O_NOFOLLOW guard (the walk has just seen a regular file there).
-func openNoFollow(path string) (fileReader, error) {
-	return os.Open(path)
+// walkDir is a directory of the tree being archived. os.Root keeps every open below it inside
+// it; unlike the Linux walk it follows symlinks that stay inside, so an entry swapped for such a
+// link may be archived as what it points at, but nothing outside root is ever reached.
+type walkDir struct{ r *os.Root }
+
+// openWalkRoot opens the directory root for a walk, after resolving it (the caller's path,
+// trusted) once; n is the length of the resolved path, which counts against maxPathLen.
+func openWalkRoot(root string) (d walkDir, n int, err error) {
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return walkDir{}, 0, err
+	}
+	fi, err := os.Lstat(resolved)
+	if err != nil {
+		return walkDir{}, 0, err
+	}
+	if !fi.IsDir() {
+		return walkDir{}, 0, errors.New("not a directory")
+	}
+	r, err := os.OpenRoot(resolved)
+	if err != nil {
+		return walkDir{}, 0, err
+	}
+	return walkDir{r: r}, len(resolved), nil
+}
+
+func (d walkDir) close() { _ = d.r.Close() }
+
+func (d walkDir) stat() (entryStat, error) {
+	fi, err := d.r.Stat(".")
+	if err != nil {
+		return entryStat{}, err
+	}
+	return statOf(fi), nil
+}
+
+// changed reports an entry that is gone since it was listed as errChanged.
+func changed(err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%w: %w", errChanged, err)
+	}
+	return err
+}
+
+func (d walkDir) lstat(name string) (entryStat, error) {
+	fi, err := d.r.Lstat(name)
+	if err != nil {
+		return entryStat{}, changed(err)
+	}
+	return statOf(fi), nil
+}
+
+func (d walkDir) openDir(name string) (walkDir, entryStat, error) {
+	if fi, err := d.r.Lstat(name); err != nil {
+		return walkDir{}, entryStat{}, changed(err)
+	} else if !fi.IsDir() {
+		return walkDir{}, entryStat{}, fmt.Errorf("%w: %q is no longer a directory", errChanged, name)
+	}
+	sub, err := d.r.OpenRoot(name)
+	if err != nil {
+		return walkDir{}, entryStat{}, changed(err)
+	}
+	es, err := walkDir{r: sub}.stat()
+	if err != nil {
+		_ = sub.Close()
+		return walkDir{}, entryStat{}, err
+	}
+	return walkDir{r: sub}, es, nil
+}
+
+func (d walkDir) openFile(name string) (fileReader, entryStat, error) {
+	f, err := d.r.Open(name)
+	if err != nil {
+		return nil, entryStat{}, changed(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, entryStat{}, err
+	}
+	return f, statOf(fi), nil
+}
+
+func (d walkDir) readlink(name string, _ *[]byte) (string, error) {
+	target, err := d.r.Readlink(name)
+	return target, changed(err)
+}
+
+func (d walkDir) entries(_ []byte) ([]walkEntry, error) {
+	f, err := d.r.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	des, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]walkEntry, 0, len(des))
+	for _, de := range des {
+		out = append(out, walkEntry{name: de.Name(), kind: kindOfMode(de.Type())})
+	}
+	return out, nil
+}
+
+func kindOfMode(m fs.FileMode) entryKind {
+	switch {
+	case m.IsRegular():
+		return kindRegular
+	case m.IsDir():
+		return kindDir
+	case m&fs.ModeSymlink != 0:
+		return kindSymlink
+	default:
+		return kindOther
+	}
+}
+
+func statOf(fi fs.FileInfo) entryStat {
+	return entryStat{kind: kindOfMode(fi.Mode()), mode: tarMode(fi.Mode()), size: fi.Size(), mtime: fi.ModTime()}
+}
+
+// tarMode maps a FileMode to tar's mode field (permission bits plus setuid, setgid, sticky).
+func tarMode(m fs.FileMode) int64 {
+	v := int64(m.Perm())
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return v
 }
 
 // lchtimes sets the modification time of path itself. Without a portable lutimes, symlinks

@@ -11,9 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -62,6 +61,13 @@ const copyBufSize = 256 << 10
 // extraction would refuse (one pointing outside root) fails the write instead of producing an
 // archive that cannot be restored.
 //
+// root itself is the caller's and is resolved once; everything below it belongs to the project,
+// whose processes may be renaming things while it is archived. The walk therefore goes by
+// directory descriptors and never looks a path up (DESIGN.md invariant 10): each entry is
+// opened relative to its parent's descriptor without following it, and archived as what was
+// opened, so swapping a directory for a symlink cannot take the walk outside root. An entry that
+// keeps changing type under the walk fails the write as "changed while being archived".
+//
 // A file that changes size while it is read fails the write: a snapshot must be a faithful copy.
 func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (Stats, error) {
 	var st Stats
@@ -69,17 +75,19 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 	if err != nil {
 		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
-	rootInfo, err := os.Stat(root)
+	rootDir, rootLen, err := openWalkRoot(root)
 	if err != nil {
 		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
-	if !rootInfo.IsDir() {
-		return st, fmt.Errorf("archive %s: not a directory", root)
+	defer rootDir.close()
+	rootStat, err := rootDir.stat()
+	if err != nil {
+		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
 
 	var total int64
 	if opts.Progress != nil {
-		total, err = payloadSize(ctx, root, m)
+		total, err = payloadSize(ctx, rootDir, rootLen, m)
 		if err != nil {
 			return st, fmt.Errorf("archive %s: measure: %w", root, err)
 		}
@@ -91,7 +99,6 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 	}
 	aw := &archiveWriter{
 		ctx:      ctx,
-		root:     root,
 		tw:       tar.NewWriter(enc),
 		buf:      make([]byte, copyBufSize),
 		progress: opts.Progress,
@@ -99,9 +106,10 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		total:    total,
 		st:       &st,
 	}
-	err = aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: tarMode(rootInfo.Mode()), ModTime: rootInfo.ModTime()})
+	err = aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: rootStat.mode, ModTime: rootStat.mtime})
 	if err == nil {
-		err = walk(ctx, root, "", m, &st, aw.entry)
+		wk := newWalker(ctx, m, &st, rootLen, aw)
+		err = wk.walk(rootDir, "")
 	}
 	if err == nil {
 		err = aw.tw.Close()
@@ -123,7 +131,6 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 
 type archiveWriter struct {
 	ctx      context.Context
-	root     string
 	tw       *tar.Writer
 	buf      []byte
 	progress func(done, total int64)
@@ -145,48 +152,38 @@ func (aw *archiveWriter) header(h *tar.Header) error {
 	return nil
 }
 
-func (aw *archiveWriter) entry(rel string, fi fs.FileInfo) error {
-	mode := fi.Mode()
-	switch {
-	case mode.IsDir():
-		aw.st.Dirs++
-		return aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: rel + "/", Mode: tarMode(mode), ModTime: fi.ModTime()})
-	case mode&fs.ModeSymlink != 0:
-		target, err := os.Readlink(filepath.Join(aw.root, rel))
-		if err != nil {
-			return fmt.Errorf("%q: %w", rel, err)
-		}
-		// With anyLink a link is kept as written: it is inert data until something follows it.
-		if err := checkLinkTarget(rel, target); err != nil && !aw.anyLink {
-			return fmt.Errorf("%q: %v; archives refuse such links, remove or make it relative inside the project", rel, err)
-		}
-		aw.st.Symlinks++
-		return aw.header(&tar.Header{Typeflag: tar.TypeSymlink, Name: rel, Linkname: target, Mode: tarMode(mode), ModTime: fi.ModTime()})
-	case mode.IsRegular():
-		if err := aw.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Size: fi.Size(), Mode: tarMode(mode), ModTime: fi.ModTime()}); err != nil {
-			return err
-		}
-		if err := aw.copyFile(rel, fi.Size()); err != nil {
-			return err
-		}
-		aw.st.Files++
-		aw.st.Bytes += fi.Size()
-		return nil
-	default:
-		aw.st.Skipped++
-		return nil
-	}
+func (aw *archiveWriter) dir(rel string, es entryStat) error {
+	aw.st.Dirs++
+	return aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: rel + "/", Mode: es.mode, ModTime: es.mtime})
 }
 
-// copyFile streams exactly size bytes of rel into the tar writer. It asks for one byte more
-// than it expects so that a file that grew since it was stat'ed is noticed without an extra
-// read in the common case.
-func (aw *archiveWriter) copyFile(rel string, size int64) error {
-	f, err := openNoFollow(filepath.Join(aw.root, rel))
-	if err != nil {
-		return fmt.Errorf("%q: %w", rel, err)
+func (aw *archiveWriter) symlink(rel, target string, es entryStat) error {
+	// With anyLink a link is kept as written: it is inert data until something follows it.
+	if err := checkLinkTarget(rel, target); err != nil && !aw.anyLink {
+		return fmt.Errorf("%q: %v; archives refuse such links, remove or make it relative inside the project", rel, err)
 	}
-	defer f.Close()
+	aw.st.Symlinks++
+	return aw.header(&tar.Header{Typeflag: tar.TypeSymlink, Name: rel, Linkname: target, Mode: es.mode, ModTime: es.mtime})
+}
+
+// file archives the regular file open as f, described by es, which is the stat of f itself:
+// what goes in the archive is what was opened, whatever the name points at by now.
+func (aw *archiveWriter) file(rel string, f fileReader, es entryStat) error {
+	if err := aw.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Size: es.size, Mode: es.mode, ModTime: es.mtime}); err != nil {
+		return err
+	}
+	if err := aw.copyFile(rel, f, es.size); err != nil {
+		return err
+	}
+	aw.st.Files++
+	aw.st.Bytes += es.size
+	return nil
+}
+
+// copyFile streams exactly size bytes of f (the file at rel) into the tar writer. It asks for
+// one byte more than it expects so that a file that grew since it was stat'ed is noticed without
+// an extra read in the common case.
+func (aw *archiveWriter) copyFile(rel string, f fileReader, size int64) error {
 	remaining := size
 	for {
 		want := min(remaining+1, int64(len(aw.buf)))
@@ -234,70 +231,219 @@ type fileReader interface {
 	io.Closer
 }
 
-// tarMode maps a FileMode to tar's mode field (permission bits plus setuid, setgid, sticky).
-func tarMode(m fs.FileMode) int64 {
-	v := int64(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		v |= 0o4000
-	}
-	if m&fs.ModeSetgid != 0 {
-		v |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		v |= 0o1000
-	}
-	return v
+// errChanged marks an entry that was not, when the walk opened it, what the walk had just
+// found at its name: the project's processes are renaming things under the walk.
+var errChanged = errors.New("changed while being archived")
+
+// maxClassify bounds how often one entry is looked at again after it changed type: once by a
+// fresh lstat, once more by what was then opened. An entry that is being swapped faster than
+// that is not one the walk can archive faithfully.
+const maxClassify = 3
+
+// maxPathLen is the longest path, root included, that the walk archives: the kernel's PATH_MAX
+// less the terminating NUL. The walk itself has no such limit (it never builds a path), but
+// extraction creates entries by path, so a longer one would make an archive that cannot be
+// restored; and it bounds the descriptors held open to one per level of a tree that deep.
+const maxPathLen = 4095
+
+// dirBufSize is the buffer for reading directory entries: one read covers a directory of a few
+// hundred entries.
+const dirBufSize = 32 << 10
+
+// entryKind is what an entry is, as far as archiving is concerned.
+type entryKind uint8
+
+const (
+	kindUnknown entryKind = iota
+	kindRegular
+	kindDir
+	kindSymlink
+	kindOther // sockets, devices, fifos: skipped
+)
+
+// walkEntry is a name read from a directory, with the type the directory gave for it (a hint:
+// the entry may have been replaced since; kindUnknown where the filesystem does not say).
+type walkEntry struct {
+	name string
+	kind entryKind
 }
 
-// walk visits every entry below root/rel in sorted order, depth first, skipping excluded ones.
-// Recursion keeps memory proportional to the depth and the widest directory, not the tree.
-func walk(ctx context.Context, root, rel string, m matcher, st *Stats, visit func(rel string, fi fs.FileInfo) error) error {
-	if err := ctx.Err(); err != nil {
+// entryStat is what the archive keeps of an entry's metadata.
+type entryStat struct {
+	kind  entryKind
+	mode  int64 // tar's mode field: permission bits plus setuid, setgid, sticky
+	size  int64
+	mtime time.Time
+}
+
+// walker visits a tree by directory descriptors in sorted order, depth first, skipping excluded
+// entries. Recursion keeps memory proportional to the depth and the widest directory, and one
+// descriptor is open per level being visited. With aw nil it only measures: it adds up the
+// sizes of regular files in total without opening them.
+type walker struct {
+	ctx     context.Context
+	m       matcher
+	st      *Stats
+	rootLen int
+	dirBuf  []byte
+	linkBuf []byte
+	aw      *archiveWriter
+	total   int64
+}
+
+func newWalker(ctx context.Context, m matcher, st *Stats, rootLen int, aw *archiveWriter) *walker {
+	return &walker{ctx: ctx, m: m, st: st, rootLen: rootLen, dirBuf: make([]byte, dirBufSize), aw: aw}
+}
+
+// walk visits the entries of d, the directory at rel.
+func (w *walker) walk(d walkDir, rel string) error {
+	if err := w.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(filepath.Join(root, rel))
+	entries, err := d.entries(w.dirBuf)
 	if err != nil {
 		return fmt.Errorf("read directory %q: %w", rel, err)
 	}
+	slices.SortFunc(entries, func(a, b walkEntry) int { return strings.Compare(a.name, b.name) })
 	for _, e := range entries {
-		child := e.Name()
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		child := e.name
 		if rel != "" {
-			child = rel + "/" + child
+			child = rel + "/" + e.name
 		}
-		if err := ctx.Err(); err != nil {
+		if err := w.entry(d, child, e.name, e.kind); err != nil {
 			return err
-		}
-		isDir := e.IsDir()
-		if m.excluded(child, isDir) {
-			st.Excluded++
-			continue
-		}
-		fi, err := e.Info()
-		if err != nil {
-			return fmt.Errorf("%q: %w", child, err)
-		}
-		if err := visit(child, fi); err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			if err := walk(ctx, root, child, m, st, visit); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
 }
 
-// payloadSize is the walk Write will make, counting only regular files' sizes, so progress has
-// a total to report against.
-func payloadSize(ctx context.Context, root string, m matcher) (int64, error) {
-	var total int64
-	var st Stats
-	err := walk(ctx, root, "", m, &st, func(_ string, fi fs.FileInfo) error {
-		if fi.Mode().IsRegular() {
-			total += fi.Size()
+// entry visits the entry name of d (rel in the archive), which the directory listed as kind.
+// Whatever the listing or a stat said, the entry is archived as what its descriptor turns out
+// to be once opened; when that differs, the entry is looked at again, a bounded number of times.
+func (w *walker) entry(d walkDir, rel, name string, kind entryKind) error {
+	if w.rootLen+1+len(rel) > maxPathLen {
+		return fmt.Errorf("%q: path too long to archive: %d bytes with the root, the limit is %d", rel, w.rootLen+1+len(rel), maxPathLen)
+	}
+	lastErr := errChanged
+	for range maxClassify {
+		if kind == kindUnknown {
+			es, err := d.lstat(name)
+			if errors.Is(err, errChanged) {
+				lastErr = err
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%q: %w", rel, err)
+			}
+			kind = es.kind
 		}
-		return nil
-	})
-	return total, err
+		if w.m.excluded(rel, kind == kindDir) {
+			w.st.Excluded++
+			return nil
+		}
+		switch kind {
+		case kindDir:
+			sub, es, err := d.openDir(name)
+			if errors.Is(err, errChanged) {
+				lastErr, kind = err, kindUnknown
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%q: %w", rel, err)
+			}
+			err = w.dir(sub, rel, es)
+			sub.close()
+			return err
+		case kindSymlink:
+			if w.aw == nil {
+				return nil // a link carries no payload
+			}
+			es, err := d.lstat(name)
+			var target string
+			if err == nil && es.kind == kindSymlink {
+				target, err = d.readlink(name, &w.linkBuf)
+			}
+			if errors.Is(err, errChanged) {
+				lastErr, kind = err, kindUnknown
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%q: %w", rel, err)
+			}
+			if es.kind != kindSymlink {
+				kind = es.kind
+				continue
+			}
+			return w.aw.symlink(rel, target, es)
+		case kindRegular:
+			if w.aw == nil {
+				es, err := d.lstat(name)
+				if errors.Is(err, errChanged) {
+					lastErr, kind = err, kindUnknown
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("%q: %w", rel, err)
+				}
+				if es.kind != kindRegular {
+					kind = es.kind
+					continue
+				}
+				w.total += es.size
+				return nil
+			}
+			f, es, err := d.openFile(name)
+			if errors.Is(err, errChanged) {
+				lastErr, kind = err, kindUnknown
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%q: %w", rel, err)
+			}
+			if es.kind != kindRegular {
+				// Something else was put at the name since it was listed; it is looked at
+				// again as what it is now, through the same descriptor-relative opens.
+				_ = f.Close()
+				kind = es.kind
+				continue
+			}
+			err = w.aw.file(rel, f, es)
+			if cerr := f.Close(); err == nil && cerr != nil {
+				err = fmt.Errorf("%q: close: %w", rel, cerr)
+			}
+			return err
+		default:
+			w.st.Skipped++
+			return nil
+		}
+	}
+	return fmt.Errorf("%q: %w", rel, lastErr)
+}
+
+// dir archives the directory open as sub (rel in the archive, described by es) and its tree.
+func (w *walker) dir(sub walkDir, rel string, es entryStat) error {
+	if w.aw != nil {
+		if err := w.aw.dir(rel, es); err != nil {
+			return err
+		}
+	}
+	return w.walk(sub, rel)
+}
+
+// payloadSize is the walk Write will make, counting only regular files' sizes, so progress has
+// a total to report against. It walks a descriptor of its own for root, so Write's walk reads
+// root's entries from the start.
+func payloadSize(ctx context.Context, root walkDir, rootLen int, m matcher) (int64, error) {
+	d, _, err := root.openDir(".")
+	if err != nil {
+		return 0, err
+	}
+	defer d.close()
+	var st Stats
+	w := newWalker(ctx, m, &st, rootLen, nil)
+	err = w.walk(d, "")
+	return w.total, err
 }
