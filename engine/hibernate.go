@@ -126,6 +126,10 @@ func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
 		return p, err
 	}
 	if p.Status == StatusActive {
+		// "active" is only the truth when the storage is there.
+		if ok, err := e.runtime.ProjectExists(ctx, p); err == nil && !ok {
+			return p, fmt.Errorf("wake %s: project is active but its storage is gone; sailtui doctor tells the snapshot to wake it from: %w", p.Slug, ErrBadState)
+		}
 		return p, e.store.Touch(ctx, p.ID, e.now())
 	}
 	if p.HibernationSnapshot == "" {

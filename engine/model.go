@@ -132,6 +132,8 @@ const (
 	OpStart     OpKind = "start"
 	OpStop      OpKind = "stop"
 	OpCreate    OpKind = "create"
+	// OpRepair is the doctor setting a project's record right (never its storage).
+	OpRepair OpKind = "repair"
 )
 
 // OpState is the outcome of a journaled operation.

@@ -115,6 +115,17 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		}
 		cs = append(cs, c)
 	}
+	// Storage already there under this name belongs to no project in the store (a store that
+	// was deleted or replaced, a removal that did not finish): adopting it would hand someone's
+	// old files to the new project. The doctor lists it.
+	if cur, err := e.store.GetProject(ctx, slug); err == nil && cur.Status != StatusDeleted {
+		return Project{}, fmt.Errorf("create project: slug %q is taken; pick another name or remove that project first: %w", slug, ErrExists)
+	}
+	if ok, err := e.runtime.ProjectExists(ctx, p); err != nil {
+		return Project{}, fmt.Errorf("create project %s: check storage: %w", slug, err)
+	} else if ok {
+		return Project{}, fmt.Errorf("create project %s: storage for %q already exists and belongs to no project (see sailtui doctor); move it away or pick another name: %w", slug, slug, ErrExists)
+	}
 	// The record goes first, held by this creation: its slug is then ours, and no sweep can
 	// touch the project before its files are in.
 	if err := e.store.CreateProject(ctx, p, cs, nil); err != nil {

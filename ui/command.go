@@ -27,6 +27,7 @@ var commands = []command{
 	{name: "logs", aliases: []string{"log"}, args: "[container]", desc: "a container's log"},
 	{name: "describe", aliases: []string{"desc"}, args: "[slug]", desc: "the runtime's view of a project"},
 	{name: "sweep", aliases: []string{"sw"}, desc: "what the next hibernation sweep would do (dry run)"},
+	{name: "doctor", aliases: []string{"doc"}, desc: "store, runtime and object store checked against each other"},
 	{name: "help", aliases: []string{"?"}, desc: "the keys"},
 	{name: "quit", aliases: []string{"q", "q!", "exit"}, desc: "leave the console"},
 }

@@ -132,6 +132,11 @@ func (f *fakeSource) Logs(ctx context.Context, ref, name string, opts engine.Log
 	return io.NopCloser(strings.NewReader(strings.Join(lines, "\n") + "\n")), nil
 }
 
+func (f *fakeSource) Doctor(context.Context) (engine.DoctorReport, error) {
+	return engine.DoctorReport{Findings: []engine.Finding{{Check: "storage", Project: "p1",
+		Detail: "active, but its storage is gone", Fix: "sailtui project wake p1", Fixable: true}}}, nil
+}
+
 func (f *fakeSource) SweepHibernate(_ context.Context, opts engine.SweepOptions) (engine.SweepReport, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -479,8 +479,8 @@ func (m *model) show(k paneKind, p engine.Project, container string) tea.Cmd {
 		path = []want{{kind: k}}
 	case kindLogs:
 		path = []want{{kind: kindContainers}, {kind: kindLogs, container: container}}
-	case kindSweep:
-		path = []want{{kind: kindSweep}}
+	case kindSweep, kindDoctor:
+		path = []want{{kind: k}}
 	}
 	if p.ID != "" {
 		m.projects.selectID(p.ID)
@@ -529,7 +529,7 @@ func paneIs(p pane, k paneKind, id, container string) bool {
 	if p.kind() != k {
 		return false
 	}
-	if k == kindSweep {
+	if k == kindSweep || k == kindDoctor {
 		return true
 	}
 	pr, _ := p.project()
@@ -554,6 +554,8 @@ func (m *model) newPane(k paneKind, p engine.Project, container string) pane {
 		return newDescribePane(m.env, p)
 	case kindSweep:
 		return newSweepPane(m.env)
+	case kindDoctor:
+		return newDoctorPane(m.env)
 	}
 	return m.projects
 }
@@ -638,6 +640,8 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		}
 	case "sweep":
 		return m.show(kindSweep, engine.Project{}, "")
+	case "doctor":
+		return m.show(kindDoctor, engine.Project{}, "")
 	case "containers", "timeline", "describe":
 		if p, ok := project(); ok {
 			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe}[msg.cmd.name], p, "")

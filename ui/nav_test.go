@@ -242,3 +242,18 @@ func TestDescribeScrollsSideways(t *testing.T) {
 		t.Errorf("← did not come back to the first column:\n%s", v)
 	}
 }
+
+// :doctor opens the doctor's findings, each with its fix, and says which --fix sets right.
+func TestDoctorPane(t *testing.T) {
+	src, _ := timelineFixture()
+	h := newHarness(t, src, Options{ReadOnly: true}, true).start(100, 30)
+	h.press(":")
+	h.typeText("doctor")
+	h.press("enter")
+	v := h.plainView()
+	for _, want := range []string{"Doctor", "1 findings", "STORAGE  p1", "active, but its storage is gone", "fix: sailtui project wake p1", "sailtui doctor --fix"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("doctor pane lacks %q:\n%s", want, v)
+		}
+	}
+}

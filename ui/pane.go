@@ -52,6 +52,7 @@ const (
 	kindLogs
 	kindDescribe
 	kindSweep
+	kindDoctor
 )
 
 // pane is one screen of the console's breadcrumb stack (Projects › slug › Timeline). The

@@ -30,6 +30,8 @@ type source interface {
 	Logs(ctx context.Context, ref, name string, opts engine.LogOptions) (io.ReadCloser, error)
 	// SweepHibernate runs (with DryRun: previews) the hibernation sweep.
 	SweepHibernate(ctx context.Context, opts engine.SweepOptions) (engine.SweepReport, error)
+	// Doctor runs the doctor's checks without fixing anything.
+	Doctor(ctx context.Context) (engine.DoctorReport, error)
 
 	// The actions. Long ones report progress through the ctx (withProgress).
 	StartProject(ctx context.Context, ref string) (engine.Project, error)
@@ -76,6 +78,10 @@ func (s engineSource) Subscribe(ctx context.Context) (<-chan engine.Event, error
 }
 
 func (s engineSource) Now() time.Time { return s.Clock().Now() }
+
+func (s engineSource) Doctor(ctx context.Context) (engine.DoctorReport, error) {
+	return s.Engine.Doctor(ctx, false)
+}
 
 // usage is the per-row detail that needs a call per project (containers, timeline), so it is
 // fetched only for the rows on screen.

@@ -72,8 +72,6 @@ func detachForTest(spec string) int {
 	return 0
 }
 
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
 func serveCommand(t *testing.T) string {
 	t.Helper()
 	exe, err := os.Executable()

@@ -121,3 +121,25 @@ func TestHeadlessSummary(t *testing.T) {
 		t.Fatalf("headless sweep left sleepy %s", st)
 	}
 }
+
+// The store is deleted (or replaced) under a state directory with projects in it: a new
+// project of the same name must not adopt the old files, and the doctor names them.
+func TestCreateRefusesOrphanedStorage(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "old")
+	c.ok("files", "put", "old", "secret.txt")
+	for _, f := range []string{"sailtui.db", "sailtui.db-wal", "sailtui.db-shm"} {
+		_ = os.Remove(filepath.Join(c.state, f))
+	}
+	r := c.run("project", "create", "old")
+	if r.code == 0 || !strings.Contains(r.stderr, "belongs to no project") || !strings.Contains(r.stderr, "doctor") {
+		t.Fatalf("create over an orphaned directory: exit %d, %s", r.code, r.stderr)
+	}
+	r = c.run("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "orphan-environment") || !strings.Contains(r.stdout, filepath.Join(c.state, "projects", "old")) {
+		t.Fatalf("doctor: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(c.state, "projects", "old", "secret.txt")); err != nil {
+		t.Fatalf("the old files were touched: %v", err)
+	}
+}

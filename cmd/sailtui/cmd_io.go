@@ -117,9 +117,9 @@ func filesCmd(a *app) *cobra.Command {
 			}
 			return a.out(cmd).emit(fis, func(tw *tabwriter.Writer) {
 				for _, f := range fis {
-					name := f.Path
+					name := printable(f.Path)
 					if f.Target != "" {
-						name += " -> " + f.Target
+						name += " -> " + printable(f.Target)
 					}
 					fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", f.Mode, f.Size, f.ModTime.Format(time.DateTime), name)
 				}

@@ -215,7 +215,7 @@ func containersCmd(a *app) *cobra.Command {
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "NAME\tDIRECTORY\tSTATUS\tPORT\tURL\tUPTIME")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, r.Directory, r.Status, r.Port, r.URL, r.Uptime)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), r.Status, r.Port, r.URL, r.Uptime)
 				}
 			})
 		},

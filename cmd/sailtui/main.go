@@ -154,7 +154,7 @@ as a Kubernetes CronJob does.`,
 	root.AddCommand(
 		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a),
 		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
-		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(),
+		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(), doctorCmd(a),
 	)
 	return root
 }

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
 	"github.com/mattn/go-isatty"
@@ -127,4 +130,14 @@ func confirm(cfg config, what string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: not confirmed", what)
+}
+
+// printable is s as a table cell: unchanged when it is plain text, Go-quoted when it holds
+// control characters (escape sequences, newlines, tabs) or invalid UTF-8, so a hostile file
+// name can neither draw on the terminal nor break the table's columns.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
 }

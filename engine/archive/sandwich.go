@@ -335,6 +335,18 @@ func (s *Sandwich) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engin
 	return lc.RemoveLeftovers(ctx, cutoff)
 }
 
+// Archives implements engine.ArchiveInventory: the snapshot objects under the prefix.
+func (s *Sandwich) Archives(ctx context.Context) ([]engine.ObjectInfo, error) {
+	objs, err := s.store.List(ctx, s.prefix+"/")
+	if err != nil {
+		return nil, fmt.Errorf("archive: list %s/: %w", s.prefix, err)
+	}
+	return objs, nil
+}
+
+// ArchiveKey implements engine.ArchiveInventory.
+func (s *Sandwich) ArchiveKey(snap engine.Snapshot) (string, error) { return s.location(snap) }
+
 // Delete implements engine.Volumes; deleting a snapshot whose object is gone succeeds.
 func (s *Sandwich) Delete(ctx context.Context, snap engine.Snapshot) error {
 	key, err := s.location(snap)

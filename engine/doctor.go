@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Environment is something a runtime holds for a project: a directory, a network, a namespace.
+type Environment struct {
+	// Slug is the project it belongs to, by the name the runtime gave it.
+	Slug string `json:"slug"`
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Remove is the command that removes it, for the operator to run once it is known unwanted.
+	Remove string `json:"remove,omitempty"`
+}
+
+// Inventory is offered by runtimes that can list the environments they hold, so the doctor
+// can find those of no project.
+type Inventory interface {
+	Environments(ctx context.Context) ([]Environment, error)
+}
+
+// ArchiveInventory is offered by Volumes that keep snapshots as objects, so the doctor can
+// find objects of no snapshot and snapshots whose object is gone.
+type ArchiveInventory interface {
+	// Archives lists the snapshot objects (temporary ones excluded).
+	Archives(ctx context.Context) ([]ObjectInfo, error)
+	// ArchiveKey is where snapshot s is kept (or would be).
+	ArchiveKey(s Snapshot) (string, error)
+}
+
+// Finding is one thing the doctor found wrong.
+type Finding struct {
+	Check   string `json:"check"`
+	Project string `json:"project,omitempty"`
+	Detail  string `json:"detail"`
+	// Fix is what sets it right: a command, or what --fix does.
+	Fix string `json:"fix"`
+	// Fixable findings are set right by Doctor(fix=true); Fixed says it was done.
+	Fixable bool   `json:"fixable"`
+	Fixed   bool   `json:"fixed"`
+	Error   string `json:"error,omitempty"`
+}
+
+// DoctorReport is what the doctor found; Unsupported lists the checks this runtime or these
+// volumes cannot make.
+type DoctorReport struct {
+	Findings    []Finding `json:"findings"`
+	Unsupported []string  `json:"unsupported,omitempty"`
+}
+
+// OK is true when nothing is left to set right.
+func (r DoctorReport) OK() bool {
+	return !slices.ContainsFunc(r.Findings, func(f Finding) bool { return !f.Fixed })
+}
+
+// Doctor checks the store against the runtime and the object store: operations stuck past
+// their timeout, active projects whose storage is gone, environments of no project, archive
+// objects of no snapshot and ready snapshots whose object is gone. With fix it applies the safe
+// fixes: it finishes stuck operations, and points an active project without storage at its
+// newest ready hibernation snapshot (so a wake restores it). Nothing is ever deleted.
+func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
+	if fix {
+		if err := e.writable("doctor --fix"); err != nil {
+			return DoctorReport{}, err
+		}
+	}
+	rep := DoctorReport{Findings: []Finding{}}
+	ps, err := e.store.ListProjects(ctx, ProjectFilter{IncludeDeleted: true})
+	if err != nil {
+		return rep, fmt.Errorf("doctor: list projects: %w", err)
+	}
+	live := map[string]Project{}
+	for _, p := range ps {
+		if p.Status != StatusDeleted {
+			live[p.Slug] = p
+		}
+	}
+	for _, p := range live {
+		if f, ok := e.checkStuck(ctx, p, fix); ok {
+			rep.Findings = append(rep.Findings, f)
+			continue
+		}
+		if f, ok := e.checkStorage(ctx, p, fix); ok {
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	if inv, ok := e.runtime.(Inventory); ok {
+		envs, err := inv.Environments(ctx)
+		if err != nil {
+			return rep, fmt.Errorf("doctor: list environments: %w", err)
+		}
+		for _, env := range envs {
+			if _, ok := live[env.Slug]; ok {
+				continue
+			}
+			rep.Findings = append(rep.Findings, Finding{Check: "orphan-environment", Project: env.Slug,
+				Detail: fmt.Sprintf("%s %s belongs to no project (a deleted project's, or one of a store that was replaced)", env.Kind, env.Name),
+				Fix:    "if nothing in it is wanted: " + env.Remove})
+		}
+	} else {
+		rep.Unsupported = append(rep.Unsupported, "orphan-environment ("+e.runtime.Mode()+" runtime)")
+	}
+	if ai, ok := e.volumes.(ArchiveInventory); ok {
+		fs, err := e.checkArchives(ctx, ai, ps)
+		if err != nil {
+			return rep, err
+		}
+		rep.Findings = append(rep.Findings, fs...)
+	} else {
+		rep.Unsupported = append(rep.Unsupported, "archives ("+e.volumes.Name()+" snapshots)")
+	}
+	slices.SortFunc(rep.Findings, func(a, b Finding) int {
+		return compareStrings(a.Check+"\x00"+a.Project+"\x00"+a.Detail, b.Check+"\x00"+b.Project+"\x00"+b.Detail)
+	})
+	return rep, nil
+}
+
+// checkStuck reports an operation whose holder died or went silent; the fix finishes it as the
+// next sweep would.
+func (e *Engine) checkStuck(ctx context.Context, p Project, fix bool) (Finding, bool) {
+	if !e.stale(p) {
+		return Finding{}, false
+	}
+	f := Finding{Check: "stuck-operation", Project: p.Slug, Fixable: true,
+		Detail: fmt.Sprintf("%s held by %s, silent since %s", p.OpKind, p.OpOwner, p.OpHeartbeat.Format(time.RFC3339)),
+		Fix:    "finish or roll it back: sailtui doctor --fix (or the next sweep, or: sailtui project wake " + p.Slug + ")"}
+	if fix {
+		if _, err := e.converge(ctx, p.ID); err != nil {
+			f.Error = err.Error()
+		} else {
+			f.Fixed = true
+		}
+	}
+	return f, true
+}
+
+// checkStorage reports an active project whose storage is gone; its newest ready snapshot, if
+// any, is its way back.
+func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding, bool) {
+	if p.Status != StatusActive || p.OpID != "" {
+		return Finding{}, false
+	}
+	ok, err := e.runtime.ProjectExists(ctx, p)
+	if err != nil {
+		return Finding{Check: "storage", Project: p.Slug, Detail: "could not check its storage: " + err.Error(),
+			Fix: "check that the " + e.runtime.Mode() + " runtime answers, then run sailtui doctor again"}, true
+	}
+	if ok {
+		return Finding{}, false
+	}
+	f := Finding{Check: "storage", Project: p.Slug, Detail: "active, but its storage is gone"}
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
+	if err != nil {
+		f.Error = err.Error()
+		return f, true
+	}
+	var wake *Snapshot
+	for _, s := range newestFirst(snaps) {
+		if s.Status == SnapshotReady && (s.Type == SnapshotHibernation || s.Type == SnapshotSafety || s.Type == SnapshotManual) {
+			wake = &s
+			break
+		}
+	}
+	if wake == nil {
+		f.Fix = "no ready snapshot to restore from: recreate the project's files, or remove it (sailtui project rm " + p.Slug + " --yes)"
+		return f, true
+	}
+	f.Detail += fmt.Sprintf("; newest ready snapshot %s (%s, %s)", wake.ID, wake.Type, wake.CreatedAt.Format(time.RFC3339))
+	f.Fix = "mark it hibernated from " + wake.ID + " (sailtui doctor --fix), then: sailtui project wake " + p.Slug
+	f.Fixable = true
+	if fix {
+		if err := e.markHibernated(ctx, p, wake.ID); err != nil {
+			f.Error = err.Error()
+		} else {
+			f.Fixed = true
+		}
+	}
+	return f, true
+}
+
+// markHibernated records that p, active without storage, is hibernated from snapshot id.
+func (e *Engine) markHibernated(ctx context.Context, p Project, id string) error {
+	// Held as active: if this process dies here, the project is left as it was.
+	o, err := e.claim(ctx, p, OpRepair, []ProjectStatus{StatusActive}, StatusActive, Claim{})
+	if err != nil {
+		return err
+	}
+	// Checked again under the hold: the storage may have come back meanwhile.
+	ok, err := e.runtime.ProjectExists(ctx, p)
+	if err == nil && ok {
+		err = fmt.Errorf("storage of %s is back; left active", p.Slug)
+	}
+	if err != nil {
+		_, ferr := o.finish(ctx, Release{To: StatusActive}, OpRolledBack, nil)
+		return errors.Join(err, ferr)
+	}
+	_, err = o.finish(ctx, Release{To: StatusHibernated, Reason: "doctor: storage was missing; wake restores " + id,
+		SetHibernationSnapshot: true, HibernationSnapshot: id}, OpDone, nil)
+	return err
+}
+
+// checkArchives compares the objects with the snapshots that name them.
+func (e *Engine) checkArchives(ctx context.Context, ai ArchiveInventory, ps []Project) ([]Finding, error) {
+	objs, err := ai.Archives(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: list archives: %w", err)
+	}
+	have := map[string]bool{}
+	for _, o := range objs {
+		have[o.Key] = true
+	}
+	slugs := map[string]string{}
+	for _, p := range ps {
+		slugs[p.ID] = p.Slug
+	}
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{IncludeDeleted: true})
+	if err != nil {
+		return nil, fmt.Errorf("doctor: list snapshots: %w", err)
+	}
+	named := map[string]bool{}
+	var out []Finding
+	for _, s := range snaps {
+		key, err := ai.ArchiveKey(s)
+		if err != nil {
+			continue
+		}
+		named[key] = true
+		if s.Status == SnapshotReady && !have[key] {
+			out = append(out, Finding{Check: "missing-archive", Project: slugs[s.ProjectID],
+				Detail: fmt.Sprintf("%s snapshot %s is ready but its object %s is gone", s.Type, s.ID, key),
+				Fix:    "restore another snapshot if it is needed; remove it from the timeline: sailtui snapshot rm " + slugs[s.ProjectID] + " " + s.ID})
+		}
+	}
+	for _, o := range objs {
+		if named[o.Key] {
+			continue
+		}
+		out = append(out, Finding{Check: "orphan-archive",
+			Detail: fmt.Sprintf("object %s (%d bytes, %s) belongs to no snapshot", o.Key, o.Size, o.ModTime.Format(time.RFC3339)),
+			Fix:    "if no store that was replaced needs it, delete it with the object store's own tools"})
+	}
+	return out, nil
+}
