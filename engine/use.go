@@ -51,6 +51,14 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 	if err != nil {
 		return err
 	}
+	if e.cfg.ReadOnly {
+		// Only reads get here in read-only mode, and such a console changes nothing, not even
+		// the activity a use records: it reads what is there (a store it cannot write, too).
+		if p.Status != StatusActive {
+			return fmt.Errorf("%s %s: project is %s; wake it first (sailtui project wake %s): %w", kind, p.Slug, p.Status, p.Slug, ErrBadState)
+		}
+		return fn(ctx, p)
+	}
 	now := e.now()
 	u := Use{ID: newID(), ProjectID: p.ID, Kind: kind, Owner: e.cfg.Owner, StartedAt: now, Heartbeat: now}
 	if err := e.store.BeginUse(ctx, u, exclusiveOps); err != nil {

@@ -58,6 +58,41 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	return s, nil
 }
 
+// OpenReadOnly opens the database at path for reading only, for a state directory this
+// process cannot write (a read-only mount, --readonly on a copy): nothing is created, migrated
+// or switched to WAL. The file is opened immutable, as SQLite cannot otherwise read a WAL
+// database without writing its shared-memory file; so it must not be written meanwhile, and
+// any write through the store fails. A schema older than this binary's is refused, with the
+// way out.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := buildDSN(path); err != nil {
+		return nil, fmt.Errorf("open sqlite store read-only: %w", err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
+	}
+	s := &Store{db: db, path: path, writeSem: make(chan struct{}, 1)}
+	ms, err := loadMigrations()
+	if err == nil {
+		var cur int
+		if err = db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&cur); err == nil && cur != len(ms) {
+			err = fmt.Errorf("database schema version %d, this sailtui needs %d: open it once where it can be written to migrate it", cur, len(ms))
+		}
+	}
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
+	}
+	return s, nil
+}
+
 // buildDSN sets, on every pooled connection: BEGIN IMMEDIATE for write transactions (a deferred
 // transaction that later upgrades to a write lock can fail with SQLITE_BUSY instead of waiting),
 // the busy timeout and foreign keys. WAL is a property of the file, set once by enableWAL.

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,8 @@ func TestBadInput(t *testing.T) {
 		{"bad label", nil, []string{"snapshot", "create", "solid", "--label", "two\nlines"}, 2, []string{"one line"}},
 		{"bad container name", nil, []string{"container", "add", "solid", "Bad_Name", "--dir", "x"}, 2, []string{"lower-case"}},
 		{"container dir escapes", nil, []string{"container", "add", "solid", "web", "--dir", "../../etc"}, 2, []string{"leaves the project"}},
+		// A file no snapshot could hold would make every hibernation of the project fail.
+		{"path too long to snapshot", nil, []string{"files", "put", "solid", strings.Repeat("deep/", 1000) + "f"}, 2, []string{"path too long", "snapshots hold at most 4095"}},
 		// Checked at start in every mode, before a hibernation stops containers and then fails.
 		{"prefix ..", []string{"S3_PROJECTS_PREFIX=.."}, []string{"project", "hibernate", "solid"}, 2, []string{"S3_PROJECTS_PREFIX", `".."`}},
 		{"prefix empty component", []string{"S3_PROJECTS_PREFIX=a//b"}, []string{"projects", "ls"}, 2, []string{"S3_PROJECTS_PREFIX", "empty component"}},
@@ -60,10 +63,11 @@ func TestBadInput(t *testing.T) {
 	if r.code == 0 || strings.Contains(r.stderr+r.stdout, "s3cr3t-token") || !strings.Contains(r.stderr, "127.0.0.1:1") {
 		t.Fatalf("clone of an unreachable template: exit %d, output %q", r.code, r.stderr)
 	}
-	// Nothing was lost along the way.
+	// Nothing was lost along the way, and the project still snapshots.
 	if st := c.project("solid").Status; st != "active" {
 		t.Fatalf("solid is %s", st)
 	}
+	c.ok("snapshot", "create", "solid")
 	c.ok("files", "get", "solid", "keep.txt")
 }
 
@@ -141,5 +145,34 @@ func TestCreateRefusesOrphanedStorage(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(c.state, "projects", "old", "secret.txt")); err != nil {
 		t.Fatalf("the old files were touched: %v", err)
+	}
+}
+
+// A state directory on a read-only mount can still be looked at with --readonly: the store is
+// opened read-only instead of failing on its first write; actions are refused as read-only.
+func TestReadOnlyStateDir(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "frozen")
+	c.ok("files", "put", "frozen", "keep.txt")
+	if out, err := exec.Command("mount", "--bind", c.state, c.state).CombinedOutput(); err != nil {
+		t.Fatalf("bind mount the state directory: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", c.state).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", c.state, err, out)
+		}
+	})
+	if out, err := exec.Command("mount", "-o", "remount,bind,ro", c.state).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v: %s", err, out)
+	}
+	out := c.ok("--readonly", "projects", "ls")
+	if !strings.Contains(out, "frozen") {
+		t.Fatalf("--readonly projects ls on a read-only state directory:\n%s", out)
+	}
+	if got := c.ok("--readonly", "files", "get", "frozen", "keep.txt"); got != "" {
+		t.Errorf("files get: %q", got)
+	}
+	if r := c.run("--readonly", "project", "hibernate", "frozen"); r.code == 0 || !strings.Contains(r.stderr, "read-only") {
+		t.Errorf("hibernate with --readonly: exit %d: %s", r.code, r.stderr)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	xunix "golang.org/x/sys/unix"
+
 	"github.com/sailtui/sailtui/backends/postgres"
 	"github.com/sailtui/sailtui/backends/sqlite"
 	"github.com/sailtui/sailtui/engine"
@@ -15,7 +17,16 @@ import (
 // in-process notifier (nil). close releases both.
 func openStore(ctx context.Context, cfg config) (engine.Store, engine.Notifier, func(), error) {
 	if cfg.DatabaseURL == "" {
-		store, err := sqlite.Open(ctx, filepath.Join(cfg.StateDir, "sailtui.db"))
+		path := filepath.Join(cfg.StateDir, "sailtui.db")
+		if cfg.ReadOnly && xunix.Access(cfg.StateDir, xunix.W_OK) != nil {
+			// A read-only look at a state directory this process cannot write.
+			store, err := sqlite.OpenReadOnly(ctx, path)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("open store in %s (not writable, so read-only): %w", cfg.StateDir, err)
+			}
+			return store, nil, func() { store.Close() }, nil
+		}
+		store, err := sqlite.Open(ctx, path)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("open store in %s: %w", cfg.StateDir, err)
 		}

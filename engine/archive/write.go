@@ -244,7 +244,11 @@ const maxClassify = 3
 // less the terminating NUL. The walk itself has no such limit (it never builds a path), but
 // extraction creates entries by path, so a longer one would make an archive that cannot be
 // restored; and it bounds the descriptors held open to one per level of a tree that deep.
-const maxPathLen = 4095
+const maxPathLen = MaxPathLen
+
+// MaxPathLen is the longest path, the tree's root included, that a snapshot can hold. File
+// writes refuse longer ones: a file no snapshot can hold would make every hibernation fail.
+const MaxPathLen = 4095
 
 // dirBufSize is the buffer for reading directory entries: one read covers a directory of a few
 // hundred entries.

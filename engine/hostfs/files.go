@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/stream"
 )
 
@@ -122,6 +123,10 @@ func (t Tree) WriteFile(ctx context.Context, name string, rd io.Reader) error {
 	defer root.Close()
 	if res == "." {
 		return fmt.Errorf("%q is the project root, not a file: %w", rel, engine.ErrBadInput)
+	}
+	if n := len(filepath.Clean(t.Root)) + 1 + len(res); n > archive.MaxPathLen {
+		return fmt.Errorf("%q: path too long: %d bytes with the project's directory, snapshots hold at most %d; use a shorter path: %w",
+			rel[:min(len(rel), 60)]+"…", n, archive.MaxPathLen, engine.ErrBadPath)
 	}
 	perm := fs.FileMode(0o644)
 	owner := t.Owner
