@@ -288,29 +288,36 @@ func (t Tree) ListFiles(ctx context.Context, name string) ([]engine.FileInfo, er
 }
 
 // ChownAll gives dir and everything below it to o, never following symlinks (a link is
-// re-owned itself). Entries that already belong to o are left alone, so a tree that is mostly
-// right costs one stat per entry. dir itself goes last: after an interrupted walk OwnedBy(dir)
-// still says the work is to do.
+// re-owned itself). The walk goes through an os.Root of dir, so a directory that a process of
+// the project swaps for a symlink meanwhile cannot lead it to re-own files outside the tree.
+// Entries that already belong to o are left alone, so a tree that is mostly right costs one
+// stat per entry. dir itself goes last: after an interrupted walk OwnedBy(dir) still says the
+// work is to do.
 func ChownAll(ctx context.Context, dir string, o Owner) error {
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	err = fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if p == dir {
+		if p == "." {
 			return nil
 		}
-		return lchownIfNeeded(p, d, o)
+		return lchownIfNeeded(root, p, d, o)
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("give %s to %d:%d: %w", dir, o.UID, o.GID, err)
 	}
 	return os.Lchown(dir, o.UID, o.GID)
 }
 
-func lchownIfNeeded(p string, d fs.DirEntry, o Owner) error {
+func lchownIfNeeded(root *os.Root, p string, d fs.DirEntry, o Owner) error {
 	fi, err := d.Info()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -321,7 +328,7 @@ func lchownIfNeeded(p string, d fs.DirEntry, o Owner) error {
 	if cur, ok := statOwner(fi); !ok || cur == o {
 		return nil
 	}
-	return os.Lchown(p, o.UID, o.GID)
+	return root.Lchown(p, o.UID, o.GID)
 }
 
 // OwnedBy reports whether dir belongs to o.
