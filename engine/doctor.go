@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +15,20 @@ type Environment struct {
 	Slug string `json:"slug"`
 	Kind string `json:"kind"`
 	Name string `json:"name"`
+	// ProjectID, when the runtime names environments by project id (kubernetes), is used
+	// instead of Slug to match them with projects.
+	ProjectID string `json:"project_id,omitempty"`
 	// Remove is the command that removes it, for the operator to run once it is known unwanted.
 	Remove string `json:"remove,omitempty"`
+	// TerminatingSince is set while its deletion has not finished; Blocked says what holds it
+	// (the finalizers, the content left).
+	TerminatingSince time.Time `json:"terminating_since,omitzero"`
+	Blocked          string    `json:"blocked,omitempty"`
 }
+
+// stuckTeardownAfter is how long an environment may take to go before the doctor calls its
+// deletion stuck: a namespace with pods normally goes in well under a minute.
+const stuckTeardownAfter = 2 * time.Minute
 
 // Inventory is offered by runtimes that can list the environments they hold, so the doctor
 // can find those of no project.
@@ -74,10 +86,10 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("doctor: list projects: %w", err)
 	}
-	live := map[string]Project{}
+	live, liveIDs := map[string]Project{}, map[string]Project{}
 	for _, p := range ps {
 		if p.Status != StatusDeleted {
-			live[p.Slug] = p
+			live[p.Slug], liveIDs[p.ID] = p, p
 		}
 	}
 	for _, p := range live {
@@ -95,10 +107,23 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 			return rep, fmt.Errorf("doctor: list environments: %w", err)
 		}
 		for _, env := range envs {
-			if _, ok := live[env.Slug]; ok {
+			p, ok := live[env.Slug]
+			if env.ProjectID != "" {
+				p, ok = liveIDs[env.ProjectID]
+			}
+			if !env.TerminatingSince.IsZero() {
+				if e.now().Sub(env.TerminatingSince) > stuckTeardownAfter {
+					rep.Findings = append(rep.Findings, Finding{Check: "stuck-teardown", Project: cmp.Or(p.Slug, env.Slug, env.ProjectID),
+						Detail: fmt.Sprintf("%s %s is being deleted since %s and does not go: %s", env.Kind, env.Name,
+							env.TerminatingSince.Format(time.RFC3339), env.Blocked),
+						Fix: "see to what blocks it (a finalizer whose controller is down, a pod still using a volume); the project is safe in its snapshot"})
+				}
 				continue
 			}
-			rep.Findings = append(rep.Findings, Finding{Check: "orphan-environment", Project: env.Slug,
+			if ok {
+				continue
+			}
+			rep.Findings = append(rep.Findings, Finding{Check: "orphan-environment", Project: cmp.Or(env.Slug, env.ProjectID),
 				Detail: fmt.Sprintf("%s %s belongs to no project (a deleted project's, or one of a store that was replaced)", env.Kind, env.Name),
 				Fix:    "if nothing in it is wanted: " + env.Remove})
 		}
