@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -435,7 +434,7 @@ func TestHeadlessPurgeRemovesLeftoversOfKilledWriters(t *testing.T) {
 	c.ok("project", "create", "bulky", "--owner", "tester")
 	dir := filepath.Join(c.state, "projects", "bulky")
 	big := make([]byte, 32<<20)
-	_, _ = crand.Read(big)
+	_, _ = rand.Read(big)
 	must(t, os.WriteFile(filepath.Join(dir, "big.bin"), big, 0o644))
 	objects := filepath.Join(c.state, "objects")
 	temps := func() []string {
