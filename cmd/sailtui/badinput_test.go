@@ -176,3 +176,29 @@ func TestReadOnlyStateDir(t *testing.T) {
 		t.Errorf("hibernate with --readonly: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// A file name with an escape sequence or a newline cannot draw on the operator's terminal or
+// break the table: listings quote it (JSON carries it as it is).
+func TestListingsQuoteHostileNames(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "names")
+	hostile := "evil\x1b[2J\x1b]0;pwned\x07\nname.txt"
+	if r := c.runIn(strings.NewReader("x"), nil, "files", "put", "names", hostile); r.code != 0 {
+		t.Fatalf("put: exit %d: %s", r.code, r.stderr)
+	}
+	out := c.ok("files", "ls", "names")
+	if strings.ContainsAny(out, "\x1b\x07") || !strings.Contains(out, `"evil\x1b[2J\x1b]0;pwned\a\nname.txt"`) {
+		t.Fatalf("files ls printed the name raw or unquoted:\n%q", out)
+	}
+	var fis []struct {
+		Path string `json:"path"`
+	}
+	c.json(&fis, "files", "ls", "names")
+	found := false
+	for _, f := range fis {
+		found = found || f.Path == hostile
+	}
+	if !found {
+		t.Errorf("JSON does not carry the name as it is: %+v", fis)
+	}
+}
