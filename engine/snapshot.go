@@ -57,7 +57,7 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 	}
 	s.Status, s.Error, s.DeletedAt = SnapshotPending, "", time.Time{}
 	progress := progressFor(ctx, o.p.ID, o.rec.Kind)
-	created, err := e.volumes.Create(ctx, o.p, s, progress)
+	created, err := o.createPointInTime(ctx, s, progress)
 	if err != nil {
 		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
 	}

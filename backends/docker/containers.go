@@ -86,12 +86,17 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
+	// A pause left by a sailtui that died mid-snapshot would read as running and be left alone.
+	ins, paused, err := r.settlePause(ctx, p, name, ins)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
 	if ins != nil {
 		if err := r.owns(p, ins); err != nil {
 			return engine.ContainerStatus{}, err
 		}
 		if ins.State != nil && ins.State.Running {
-			return r.status(p, c, ins), nil
+			return r.statusPaused(p, c, ins, paused), nil
 		}
 		if err := r.remove(ctx, ins.ID); err != nil {
 			return engine.ContainerStatus{}, err
@@ -338,6 +343,13 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 	if r.owns(p, ins) != nil {
 		return nil // not ours to stop
 	}
+	if ins.State != nil && ins.State.Paused {
+		// A frozen container cannot act on SIGTERM: it would only wait out StopTimeout for the
+		// kill. Whoever paused it, stopping is what is asked for now.
+		if _, err := r.cli.ContainerUnpause(ctx, ins.ID, client.ContainerUnpauseOptions{}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
+			return fmt.Errorf("unpause container %s to stop it: %w", r.containerName(p, c), err)
+		}
+	}
 	if ins.State != nil && ins.State.Running {
 		timeout := int(r.cfg.StopTimeout.Round(time.Second) / time.Second)
 		if _, err := r.cli.ContainerStop(ctx, ins.ID, client.ContainerStopOptions{Timeout: &timeout}); err != nil && !cerrdefs.IsNotFound(err) {
@@ -348,16 +360,37 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 }
 
 // ContainerStatus reports the container as the engine sees it: running (with its published
-// port and URLs), exited (with its exit code), or stopped when there is no container.
+// port and URLs), exited (with its exit code), or stopped when there is no container. A
+// container paused for a snapshot in progress is running, with a detail that says so; one left
+// paused by a sailtui that died mid-snapshot is unpaused first (see PauseProject).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s: %w", c.Name, err)
 	}
-	ins, err := r.inspect(ctx, r.containerName(p, c))
+	name := r.containerName(p, c)
+	ins, err := r.inspect(ctx, name)
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
 	}
-	return r.status(p, c, ins), nil
+	ins, paused, err := r.settlePause(ctx, p, name, ins)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return r.statusPaused(p, c, ins, paused), nil
+}
+
+// statusPaused is status, except that a container a snapshot in progress paused (detail set)
+// reads as the running container it is again in a moment.
+func (r *Runtime) statusPaused(p engine.Project, c engine.Container, ins *container.InspectResponse, detail string) engine.ContainerStatus {
+	if detail == "" || ins == nil || ins.State == nil {
+		return r.status(p, c, ins)
+	}
+	running, state := *ins, *ins.State
+	state.Paused = false
+	running.State = &state
+	st := r.status(p, c, &running)
+	st.Detail = detail
+	return st
 }
 
 func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.InspectResponse) engine.ContainerStatus {

@@ -141,6 +141,8 @@ type Runtime struct {
 	netMu sync.Mutex
 	// composeMu serialises writes of start records and compose files.
 	composeMu sync.Mutex
+	// pauseMu serialises changes to the pause records (pause.go) in this process.
+	pauseMu sync.Mutex
 }
 
 var (

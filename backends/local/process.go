@@ -140,6 +140,11 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 		return engine.ContainerStatus{}, err
 	}
 	defer unlock()
+	// A group left stopped by a sailtui that died mid-snapshot would read as running and be
+	// left alone, frozen.
+	if _, err := r.healPause(ctx, p.Slug); err != nil {
+		return engine.ContainerStatus{}, err
+	}
 
 	prev, err := readRecordFile(r.recordPath(p.Slug, c.Name))
 	if err != nil {
@@ -290,7 +295,9 @@ func (r *Runtime) status(name string, rec *record) engine.ContainerStatus {
 }
 
 // ContainerStatus reports running (its process group has a live member), stopped (never
-// started, or stopped through the runtime) or exited (ended on its own).
+// started, or stopped through the runtime) or exited (ended on its own). A container paused
+// for a snapshot in progress is running, with a detail that says so; a pause whose owner is
+// gone is undone first (see PauseProject).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status: %w", err)
@@ -298,11 +305,18 @@ func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engin
 	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s: %w", p.Slug, err)
 	}
+	paused, err := r.healPause(ctx, p.Slug)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
+	}
 	rec, err := readRecordFile(r.recordPath(p.Slug, c.Name))
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
 	}
 	st := r.status(c.Name, rec)
+	if d := paused.detail(c.Name); d != "" && st.State == engine.ContainerRunning {
+		st.Detail = d
+	}
 	if st.State == engine.ContainerExited && rec.ExitCode == nil {
 		// If it is our own child that just ended, its reaper is recording the exit code: wait
 		// for it when it is still at work, and read the record again either way, since it may
@@ -378,6 +392,11 @@ func (r *Runtime) stopGroup(ctx context.Context, pid int, ticks uint64) error {
 	}
 	if err := signalGroup(pid, ticks, syscall.SIGTERM); err != nil {
 		return fmt.Errorf("signal process group %d: %w", pid, err)
+	}
+	// A stopped group (paused for a snapshot, or by hand) keeps SIGTERM pending until it runs
+	// again: continue it so it can shut down cleanly rather than wait out StopTimeout for KILL.
+	if err := signalGroup(pid, ticks, syscall.SIGCONT); err != nil {
+		return fmt.Errorf("continue process group %d: %w", pid, err)
 	}
 	if waitGone(ctx, pid, ticks, r.cfg.StopTimeout) {
 		return nil
