@@ -122,21 +122,5 @@ func (d *doctorPane) render() string {
 }
 
 func (d *doctorPane) view() string {
-	th := d.env.theme
-	var lines []string
-	switch {
-	case d.err != nil && !d.loaded:
-		lines = []string{th.Error.Render("  " + sanitize(d.err.Error()))}
-	case !d.loaded:
-		lines = []string{th.Muted.Render("  checking the store against the runtime and the object store…")}
-	default:
-		for _, l := range d.text.view() {
-			if l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
-				lines = append(lines, th.TableHeader.Render(l))
-			} else {
-				lines = append(lines, th.Value.Render(l))
-			}
-		}
-	}
-	return block(lines, d.w, d.h)
+	return reportView(d.env, &d.text, d.loaded, d.err, "checking the store against the runtime and the object store…", d.w, d.h)
 }

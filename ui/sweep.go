@@ -130,23 +130,7 @@ func (s *sweepPane) render() string {
 }
 
 func (s *sweepPane) view() string {
-	th := s.env.theme
-	var lines []string
-	switch {
-	case s.err != nil && !s.loaded:
-		lines = []string{th.Error.Render("  " + sanitize(s.err.Error()))}
-	case !s.loaded:
-		lines = []string{th.Muted.Render("  asking the engine for a dry run…")}
-	default:
-		for _, l := range s.text.view() {
-			if l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
-				lines = append(lines, th.TableHeader.Render(l))
-			} else {
-				lines = append(lines, th.Value.Render(l))
-			}
-		}
-	}
-	return block(lines, s.w, s.h)
+	return reportView(s.env, &s.text, s.loaded, s.err, "asking the engine for a dry run…", s.w, s.h)
 }
 
 // sweepSeen is the status bar's word on hibernation sweeps: the last hibernation this console

@@ -110,3 +110,26 @@ func (t *textView) view() []string {
 	}
 	return out
 }
+
+// reportView renders a pane that shows a text report of the engine's (the sweep preview, the
+// doctor): upper-case lines as section headers, the rest as values; until the report is loaded,
+// its error or the waiting line.
+func reportView(e *env, t *textView, loaded bool, err error, waiting string, w, h int) string {
+	th := e.theme
+	var lines []string
+	switch {
+	case err != nil && !loaded:
+		lines = []string{th.Error.Render("  " + sanitize(err.Error()))}
+	case !loaded:
+		lines = []string{th.Muted.Render("  " + waiting)}
+	default:
+		for _, l := range t.view() {
+			if l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
+				lines = append(lines, th.TableHeader.Render(l))
+			} else {
+				lines = append(lines, th.Value.Render(l))
+			}
+		}
+	}
+	return block(lines, w, h)
+}
