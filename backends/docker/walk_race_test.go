@@ -5,9 +5,7 @@ package docker
 import (
 	"archive/tar"
 	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
-
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // TestSnapshotWalkUnderContainerSwap is the attack of a project's own code on a manual
@@ -174,32 +171,15 @@ func TestSnapshotWalkUnderContainerSwap(t *testing.T) {
 // race directory that is not the project's own, and any entry holding outside data.
 func foreignInSnapshot(t *testing.T, obj []byte) []string {
 	t.Helper()
-	zr, err := zstd.NewReader(bytes.NewReader(obj))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
 	var bad []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return bad
-		}
-		if err != nil {
-			t.Fatalf("decode snapshot: %v", err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatalf("decode snapshot: %q: %v", h.Name, err)
-		}
+	archivetest.Entries(t, obj, func(h *tar.Header, data []byte) {
 		if bytes.Contains(data, []byte("OUTSIDE")) {
 			bad = append(bad, fmt.Sprintf("%s holds %q", h.Name, data))
-			continue
+			return
 		}
 		rest, inRace := strings.CutPrefix(strings.TrimSuffix(h.Name, "/"), "web/race/")
 		if !inRace {
-			continue
+			return
 		}
 		dir, file := filepath.Split(rest)
 		switch {
@@ -208,7 +188,8 @@ func foreignInSnapshot(t *testing.T, obj []byte) []string {
 		default:
 			bad = append(bad, fmt.Sprintf("unexpected entry %q (type %c)", h.Name, h.Typeflag))
 		}
-	}
+	})
+	return bad
 }
 
 // swapperSource is the program the container runs: it exchanges two paths (renameat2

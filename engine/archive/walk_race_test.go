@@ -6,7 +6,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"golang.org/x/sys/unix"
+
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // TestWriteNeverLeavesRootUnderSwap races Write against a process inside the tree that keeps
@@ -154,28 +154,11 @@ func TestWriteNeverLeavesRootUnderSwap(t *testing.T) {
 // a symlink), f and lf (each the inside file or a symlink) and the inside files may appear.
 func foreignEntries(t *testing.T, archive []byte) []string {
 	t.Helper()
-	zr, err := zstd.NewReader(bytes.NewReader(archive))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
 	var bad []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return bad
-		}
-		if err != nil {
-			t.Fatalf("decode archive: %v", err)
-		}
-		data, err := io.ReadAll(tr)
-		if err != nil {
-			t.Fatalf("decode archive: %q: %v", h.Name, err)
-		}
+	archivetest.Entries(t, archive, func(h *tar.Header, data []byte) {
 		if bytes.Contains(data, []byte("OUTSIDE")) {
 			bad = append(bad, fmt.Sprintf("%s holds %q", h.Name, data))
-			continue
+			return
 		}
 		name := strings.TrimSuffix(h.Name, "/")
 		dir, file := filepath.Split(name)
@@ -187,7 +170,8 @@ func foreignEntries(t *testing.T, archive []byte) []string {
 		default:
 			bad = append(bad, fmt.Sprintf("unexpected entry %q (type %c)", h.Name, h.Typeflag))
 		}
-	}
+	})
+	return bad
 }
 
 // TestWriteRefusesPathTooLong: the descriptor walk could go on below PATH_MAX, but extraction
