@@ -52,10 +52,15 @@ func TestMultiProcessClaims(t *testing.T) {
 		}
 		cmds[i] = cmd
 	}
-	// Children start slowly (a race-instrumented binary each); release them together.
+	// Children start slowly (a race-instrumented binary each); release them together. A child
+	// that died before it said it was ready must fail the test, not hang it.
+	deadline := time.Now().Add(30 * time.Second)
 	for ready := 0; ready < children; {
 		ms, _ := filepath.Glob(filepath.Join(barrier, "ready-*"))
 		if ready = len(ms); ready < children {
+			if time.Now().After(deadline) {
+				t.Fatalf("only %d of %d children ready after 30 s", ready, children)
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
