@@ -116,12 +116,38 @@ func New(cfg Config) (*Engine, error) {
 	}, nil
 }
 
-// Store, Runtime and Notifier expose the parts for read-only views (the console's describe pane,
-// the events command).
-func (e *Engine) Store() Store               { return e.store }
-func (e *Engine) Runtime() Runtime           { return e.runtime }
-func (e *Engine) Notifier() Notifier         { return e.notifier }
-func (e *Engine) Clock() Clock               { return e.clock }
+// The engine is the only door to its parts: the console and the command line read through
+// these, never the store, runtime or notifier themselves.
+
+// Mode is the runtime's deployment mode ("local", "docker", "kubernetes").
+func (e *Engine) Mode() string { return e.runtime.Mode() }
+
+// StoreName names the store for humans ("sqlite /path", "postgres host/db").
+func (e *Engine) StoreName() string { return e.store.Describe() }
+
+// Now is the engine's clock.
+func (e *Engine) Now() time.Time { return e.now() }
+
+// ListProjects lists projects as stored (deleted ones with f.IncludeDeleted).
+func (e *Engine) ListProjects(ctx context.Context, f ProjectFilter) ([]Project, error) {
+	ps, err := e.store.ListProjects(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list projects: %w", err)
+	}
+	return ps, nil
+}
+
+// Subscribe delivers status events (this process's and, with a shared notifier, every
+// engine's on the store) until ctx ends.
+func (e *Engine) Subscribe(ctx context.Context) (<-chan Event, error) {
+	return e.notifier.Subscribe(ctx)
+}
+
+// Snapshot finds snapshot id of project ref, deleted ones included.
+func (e *Engine) Snapshot(ctx context.Context, ref, id string) (Snapshot, error) {
+	return e.snapshotOf(ctx, ref, id)
+}
+
 func (e *Engine) IdleTimeout() time.Duration { return e.cfg.IdleTimeout }
 func (e *Engine) ReadOnly() bool             { return e.cfg.ReadOnly }
 

@@ -39,11 +39,11 @@ func Run(ctx context.Context, eng *engine.Engine, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("ui: %w", err)
 	}
-	if opts.Mode == "" && eng.Runtime() != nil {
-		opts.Mode = eng.Runtime().Mode()
+	if opts.Mode == "" {
+		opts.Mode = eng.Mode()
 	}
-	if opts.StoreName == "" && eng.Store() != nil {
-		opts.StoreName = eng.Store().Describe()
+	if opts.StoreName == "" {
+		opts.StoreName = eng.StoreName()
 	}
 	opts.ReadOnly = opts.ReadOnly || eng.ReadOnly()
 

@@ -66,7 +66,7 @@ func progressFrom(ctx context.Context) engine.ProgressFunc {
 type engineSource struct{ *engine.Engine }
 
 func (s engineSource) ListProjects(ctx context.Context) ([]engine.Project, error) {
-	ps, err := s.Store().ListProjects(ctx, engine.ProjectFilter{})
+	ps, err := s.Engine.ListProjects(ctx, engine.ProjectFilter{})
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -74,10 +74,10 @@ func (s engineSource) ListProjects(ctx context.Context) ([]engine.Project, error
 }
 
 func (s engineSource) Subscribe(ctx context.Context) (<-chan engine.Event, error) {
-	return s.Notifier().Subscribe(ctx)
+	return s.Engine.Subscribe(ctx)
 }
 
-func (s engineSource) Now() time.Time { return s.Clock().Now() }
+func (s engineSource) Now() time.Time { return s.Engine.Now() }
 
 func (s engineSource) Doctor(ctx context.Context) (engine.DoctorReport, error) {
 	return s.Engine.Doctor(ctx, false)

@@ -176,7 +176,7 @@ func eventsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ch, err := eng.Notifier().Subscribe(cmd.Context())
+			ch, err := eng.Subscribe(cmd.Context())
 			if err != nil {
 				return err
 			}

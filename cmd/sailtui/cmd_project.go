@@ -54,7 +54,7 @@ func projectsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ps, err := eng.Store().ListProjects(cmd.Context(), engine.ProjectFilter{IncludeDeleted: all})
+			ps, err := eng.ListProjects(cmd.Context(), engine.ProjectFilter{IncludeDeleted: all})
 			if err != nil {
 				return fmt.Errorf("list projects: %w", err)
 			}
@@ -62,7 +62,7 @@ func projectsCmd(a *app) *cobra.Command {
 			for i, p := range ps {
 				rows[i] = rowOf(p)
 			}
-			now := eng.Clock().Now()
+			now := eng.Now()
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tLAST ACTIVITY\tOWNER")
 				for _, r := range rows {
@@ -149,7 +149,7 @@ func projectCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.cfg.Output == "json" {
-				return a.out(cmd).emit(map[string]string{"runtime": eng.Runtime().Mode(), "description": text}, nil)
+				return a.out(cmd).emit(map[string]string{"runtime": eng.Mode(), "description": text}, nil)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), text)
 			return nil

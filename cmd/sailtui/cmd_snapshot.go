@@ -160,7 +160,7 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 			if err := eng.DeleteSnapshot(cmd.Context(), args[0], args[1]); err != nil {
 				return err
 			}
-			s, err := eng.Store().GetSnapshot(cmd.Context(), args[1])
+			s, err := eng.Snapshot(cmd.Context(), args[0], args[1])
 			if err != nil {
 				return err
 			}

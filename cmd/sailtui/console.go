@@ -19,6 +19,6 @@ func runConsole(cmd *cobra.Command, a *app, demo bool) error {
 		}
 	}
 	return ui.Run(ctx, eng, ui.Options{
-		Skin: a.cfg.Skin, ReadOnly: a.cfg.ReadOnly, Mode: eng.Runtime().Mode(), StoreName: eng.Store().Describe(),
+		Skin: a.cfg.Skin, ReadOnly: a.cfg.ReadOnly, Mode: eng.Mode(), StoreName: eng.StoreName(),
 	})
 }

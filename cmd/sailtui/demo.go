@@ -19,7 +19,7 @@ var demoFS embed.FS
 // seedDemo fills an empty state with a few projects in different states: storefront (two
 // containers, running), blog (stopped) and notes-api (hibernated).
 func seedDemo(ctx context.Context, eng *engine.Engine) error {
-	ps, err := eng.Store().ListProjects(ctx, engine.ProjectFilter{IncludeDeleted: true})
+	ps, err := eng.ListProjects(ctx, engine.ProjectFilter{IncludeDeleted: true})
 	if err != nil {
 		return fmt.Errorf("demo: list projects: %w", err)
 	}

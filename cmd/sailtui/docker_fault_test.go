@@ -17,8 +17,9 @@ import (
 // dockerEngine is an engine in docker mode, wired as the command line wires it, whose runtime
 // talks to the daemon DOCKER_HOST names when it is opened. close may be called more than once.
 type dockerEngine struct {
-	eng   *engine.Engine
-	close func()
+	eng     *engine.Engine
+	runtime engine.Runtime
+	close   func()
 }
 
 func openDockerEngine(t testing.TB, state, img, prefix string, hook func(engine.OpKind, string)) *dockerEngine {
@@ -37,7 +38,7 @@ func openDockerEngine(t testing.TB, state, img, prefix string, hook func(engine.
 		t.Fatal(err)
 	}
 	var once sync.Once
-	de := &dockerEngine{eng: p.eng, close: func() { once.Do(p.close) }}
+	de := &dockerEngine{eng: p.eng, runtime: p.runtime, close: func() { once.Do(p.close) }}
 	t.Cleanup(de.close)
 	return de
 }

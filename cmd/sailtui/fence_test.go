@@ -17,7 +17,6 @@ import (
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
-	"github.com/sailtui/sailtui/engine/archive"
 )
 
 // Invariant 9: a write that sailtui acknowledged is in the project afterwards, or in the
@@ -155,13 +154,13 @@ func TestFenceAcknowledgedWritesSurvive(t *testing.T) {
 				ops = openTest(t, state, "operator", func(c *engine.Config) { c.Store = lockless{c.Store} })
 			}
 			for _, kind := range []string{"hibernate", "sweep", "restore", "snapshot"} {
-				t.Run(kind, func(t *testing.T) { fenceRound(t, writers.eng, ops.eng, kind) })
+				t.Run(kind, func(t *testing.T) { fenceRound(t, writers.eng, ops.eng, dirsOf(ops.runtime), kind) })
 			}
 		})
 	}
 }
 
-func fenceRound(t *testing.T, writers, ops *engine.Engine, kind string) {
+func fenceRound(t *testing.T, writers, ops *engine.Engine, dirs projectDirs, kind string) {
 	ctx := context.Background()
 	p := newProject(t, writers, "fence-"+kind)
 	if _, err := writers.AddContainer(ctx, p.Slug, engine.ContainerSpec{Name: "web", Directory: ".", Command: "sleep 600"}); err != nil {
@@ -175,7 +174,7 @@ func fenceRound(t *testing.T, writers, ops *engine.Engine, kind string) {
 			t.Fatal(err)
 		}
 	}
-	dir := ops.Runtime().(archive.StorageDirs).StorageDir(p)
+	dir := dirs(p)
 	log := &ackLog{acks: map[string]string{}}
 	stop := make(chan struct{})
 	done := make(chan struct{})
@@ -263,7 +262,8 @@ func fenceRound(t *testing.T, writers, ops *engine.Engine, kind string) {
 // are refused with a message that names it.
 func TestFenceStopsExecAndRefusesNewUses(t *testing.T) {
 	state := t.TempDir()
-	writers := openTest(t, state, "writers").eng
+	wp := openTest(t, state, "writers")
+	writers := wp.eng
 	ops := openTest(t, state, "operator", func(c *engine.Config) { c.UseWait = 3 * time.Second }).eng
 	ctx := context.Background()
 	p := newProject(t, writers, "long-exec")
@@ -279,7 +279,7 @@ func TestFenceStopsExecAndRefusesNewUses(t *testing.T) {
 	}()
 	// Wait until the exec holds its use.
 	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
-		uses, err := writers.Store().ListUses(ctx, p.ID)
+		uses, err := wp.store.ListUses(ctx, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -374,8 +374,8 @@ func TestFenceRefusesWhenUseOutlastsWait(t *testing.T) {
 func TestFenceCLISlowPutAcrossHibernate(t *testing.T) {
 	c := newCLI(t)
 	c.ok("project", "create", "slow")
-	observer := openTest(t, c.state, "observer").eng
-	proj, err := observer.Project(context.Background(), "slow")
+	observer := openTest(t, c.state, "observer")
+	proj, err := observer.eng.Project(context.Background(), "slow")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestFenceCLISlowPutAcrossHibernate(t *testing.T) {
 		}
 		// The put process holds its use before the hibernation starts.
 		for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
-			uses, err := observer.Store().ListUses(context.Background(), proj.ID)
+			uses, err := observer.store.ListUses(context.Background(), proj.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -433,9 +433,9 @@ func TestDockerFenceAcknowledgedWritesSurvive(t *testing.T) {
 	img := dockertest.Image(t, dcli)
 	prefix := "sailtui-" + dockertest.Token(t, dcli)
 	state := t.TempDir()
-	eng := openDockerEngine(t, state, img, prefix, nil).eng
+	de := openDockerEngine(t, state, img, prefix, nil)
 	for _, kind := range []string{"hibernate", "sweep", "restore", "snapshot"} {
 		t.Cleanup(func() { dockertest.RemoveLabelled(t, dcli, "sailtui.project=fence-"+kind) })
-		t.Run(kind, func(t *testing.T) { fenceRound(t, eng, eng, kind) })
+		t.Run(kind, func(t *testing.T) { fenceRound(t, de.eng, de.eng, dirsOf(de.runtime), kind) })
 	}
 }

@@ -131,7 +131,7 @@ func stopEverything(t *testing.T, state string) {
 	}
 	for _, pr := range ps {
 		cs, _ := p.store.ListContainers(context.Background(), pr.ID)
-		if err := p.eng.Runtime().StopProject(context.Background(), pr, cs); err != nil {
+		if err := p.runtime.StopProject(context.Background(), pr, cs); err != nil {
 			t.Logf("cleanup: stop %s: %v", pr.Slug, err)
 		}
 	}

@@ -53,12 +53,12 @@ func BenchmarkSnapshotPause(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer stopEverythingTB(b, pt, p)
-	dir := pt.eng.Runtime().(archive.StorageDirs).StorageDir(p)
+	dir := pt.runtime.(archive.StorageDirs).StorageDir(p)
 	files, payload := archivetest.GenerateTree(b, dir)
 	if _, err := pt.eng.StartProject(ctx, p.Slug); err != nil {
 		b.Fatal(err)
 	}
-	pauser, ok := pt.eng.Runtime().(engine.Pauser)
+	pauser, ok := pt.runtime.(engine.Pauser)
 	if !ok {
 		b.Fatal("the local runtime does not pause")
 	}
@@ -141,7 +141,7 @@ func BenchmarkSnapshotPause(b *testing.B) {
 	if pausesSeen != b.N*snapshotPauseReps {
 		b.Fatalf("the engine reported %d pauses for %d manual snapshots", pausesSeen, b.N*snapshotPauseReps)
 	}
-	if st, err := pt.eng.Runtime().ContainerStatus(ctx, p, engine.Container{ProjectID: p.ID, Name: "app"}); err != nil || st.State != engine.ContainerRunning {
+	if st, err := pt.runtime.ContainerStatus(ctx, p, engine.Container{ProjectID: p.ID, Name: "app"}); err != nil || st.State != engine.ContainerRunning {
 		b.Fatalf("the container does not run after the snapshots: %+v, %v", st, err)
 	}
 	ratio := float64(bestPause) / float64(bestTar)
@@ -160,7 +160,7 @@ func BenchmarkSnapshotPause(b *testing.B) {
 // its own (stopEverything takes a *testing.T).
 func stopEverythingTB(tb testing.TB, pt *parts, p engine.Project) {
 	cs, _ := pt.store.ListContainers(context.Background(), p.ID)
-	if err := pt.eng.Runtime().StopProject(context.Background(), p, cs); err != nil {
+	if err := pt.runtime.StopProject(context.Background(), p, cs); err != nil {
 		tb.Logf("stop %s: %v", p.Slug, err)
 	}
 }

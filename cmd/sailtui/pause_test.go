@@ -38,8 +38,8 @@ done`
 // projectDirs is where the engine's runtime keeps a project's tree on this machine.
 type projectDirs func(engine.Project) string
 
-func dirsOf(eng *engine.Engine) projectDirs {
-	return eng.Runtime().(archive.StorageDirs).StorageDir
+func dirsOf(rt engine.Runtime) projectDirs {
+	return rt.(archive.StorageDirs).StorageDir
 }
 
 // pointInTimeProject creates a project whose container runs pairWriter beside a tree large
@@ -106,7 +106,7 @@ func waitWriter(t *testing.T, dirs projectDirs, p engine.Project, d time.Duratio
 // writerPID is the pid of the writer's process group (the container's recorded leader).
 func writerPID(t *testing.T, pt *parts, p engine.Project) int {
 	t.Helper()
-	st, err := pt.eng.Runtime().ContainerStatus(t.Context(), p, engine.Container{ProjectID: p.ID, Name: "writer"})
+	st, err := pt.runtime.ContainerStatus(t.Context(), p, engine.Container{ProjectID: p.ID, Name: "writer"})
 	if err != nil || st.State != engine.ContainerRunning {
 		t.Fatalf("writer status: %+v, %v", st, err)
 	}
@@ -185,7 +185,7 @@ func TestSnapshotPointInTime(t *testing.T) {
 	state := t.TempDir()
 	pt := openTest(t, state, "test-a")
 	t.Cleanup(func() { stopEverything(t, state) })
-	dirs := dirsOf(pt.eng)
+	dirs := dirsOf(pt.runtime)
 	snapshotsPointInTime(t, pt.eng, dirs, state, pointInTimeProject(t, pt.eng, dirs, "busy"), 8, 2)
 }
 
@@ -198,7 +198,7 @@ func TestDockerSnapshotPointInTime(t *testing.T) {
 	de := openDockerEngine(t, state, img, "sailtui-"+tok, nil)
 	slug := "busy-" + randSuffix(t)
 	t.Cleanup(func() { dockertest.RemoveLabelled(t, dcli, "sailtui.project="+slug) })
-	dirs := dirsOf(de.eng)
+	dirs := dirsOf(de.runtime)
 	snapshotsPointInTime(t, de.eng, dirs, state, pointInTimeProject(t, de.eng, dirs, slug), 4, 1)
 }
 
@@ -277,7 +277,7 @@ func TestSnapshotResumesContainers(t *testing.T) {
 	pt := openTest(t, state, "test-a", func(c *engine.Config) { hv.Volumes = c.Volumes; c.Volumes = hv })
 	t.Cleanup(func() { stopEverything(t, state) })
 	ctx := t.Context()
-	dirs := dirsOf(pt.eng)
+	dirs := dirsOf(pt.runtime)
 	p := pointInTimeProject(t, pt.eng, dirs, "resumed")
 	pid := writerPID(t, pt, p)
 

@@ -20,7 +20,9 @@ import (
 type parts struct {
 	eng   *engine.Engine
 	store engine.Store
-	close func()
+	// runtime is the engine's, for the tests that look behind it.
+	runtime engine.Runtime
+	close   func()
 }
 
 // openEngine selects Runtime, Volumes, Store and ObjectStore from the config. With no config at
@@ -95,7 +97,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		closeAll()
 		return nil, err
 	}
-	return &parts{eng: eng, store: store, close: closeAll}, nil
+	return &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}, nil
 }
 
 // storageRuntime is a runtime whose project storage is one host directory per project, which
