@@ -208,6 +208,17 @@ type ExecRequest struct {
 	MaxOutput int
 }
 
+// Exit codes of Exec that do not come from the command itself. They follow the shell and
+// timeout(1), so a caller reads them the same way whatever runtime ran the command.
+const (
+	// ExitTimedOut is reported (with TimedOut set) when the request's timeout killed the command.
+	ExitTimedOut = 124
+	// ExitCannotExecute is reported when argv[0] exists but cannot be executed.
+	ExitCannotExecute = 126
+	// ExitNotFound is reported when argv[0] is not found.
+	ExitNotFound = 127
+)
+
 // ExecResult is what a command left behind.
 type ExecResult struct {
 	Stdout    []byte `json:"stdout"`

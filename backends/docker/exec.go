@@ -18,13 +18,6 @@ import (
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
-// Exit codes of Exec that do not come from the command itself; they follow the shell and
-// timeout(1), as the local runtime's do.
-const (
-	ExitTimedOut = 124
-	ExitNotFound = 127
-)
-
 // Exec runs req.Argv through the Engine API in the running container, as the container user,
 // in the container's directory joined with req.Dir (which must stay inside the project), with
 // the container's environment and req.Env on top. argv goes to the program as given: it is
@@ -150,9 +143,9 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		case err = <-done: // finished as the timer fired: not killed, not timed out
 		default:
 			if kerr := kill(); kerr != nil {
-				return result(ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
+				return result(engine.ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
 			}
-			return result(ExitTimedOut, true), nil
+			return result(engine.ExitTimedOut, true), nil
 		}
 	case <-ctx.Done():
 		_ = kill()

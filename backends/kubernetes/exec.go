@@ -106,11 +106,10 @@ func (r *Runtime) fileManagerPod(ctx context.Context, p engine.Project) (string,
 
 // Exit codes of the scripts below, distinct from what the tools they run return.
 const (
-	exitEscapes  = 86 // the path resolves outside the project
-	exitMissing  = 87 // the path does not exist
-	exitIsDir    = 88 // a file operation on a directory
-	exitNotDir   = 89 // a listing of a file
-	exitTimedOut = 124
+	exitEscapes = 86 // the path resolves outside the project
+	exitMissing = 87 // the path does not exist
+	exitIsDir   = 88 // a file operation on a directory
+	exitNotDir  = 89 // a listing of a file
 )
 
 // fileScript does one file operation in the file-manager pod. $1 is the operation, $2 the
@@ -333,9 +332,9 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 		return out.Result(-1, false), ctx.Err()
 	}
 	if kerr != nil {
-		return out.Result(exitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
+		return out.Result(engine.ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
 	}
-	return out.Result(exitTimedOut, true), nil
+	return out.Result(engine.ExitTimedOut, true), nil
 }
 
 // execArgv wraps req for execScript and returns the marker it carries.

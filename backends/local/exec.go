@@ -19,17 +19,6 @@ import (
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
-// Exit codes of Exec that do not come from the command itself. They follow the shell and
-// timeout(1), so a caller reads them the same way whatever runtime ran the command.
-const (
-	// ExitTimedOut is reported (with TimedOut set) when req.Timeout killed the command.
-	ExitTimedOut = 124
-	// ExitCannotExecute is reported when argv[0] exists but cannot be executed.
-	ExitCannotExecute = 126
-	// ExitNotFound is reported when argv[0] is not found.
-	ExitNotFound = 127
-)
-
 // Exec runs req.Argv directly (no shell) in the container's directory joined with req.Dir
 // (which must stay inside the project), with the container's environment (as StartContainer
 // gives it, PORT being the container's recorded port if it has one) and req.Env on top.
@@ -139,7 +128,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	}
 	if timedOut {
 		waitGroupGone(pgid)
-		return result(ExitTimedOut, true), nil
+		return result(engine.ExitTimedOut, true), nil
 	}
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
@@ -155,9 +144,9 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 // notRun is the result of a command that could not be started, worded like a shell's.
 func notRun(name string, err error) engine.ExecResult {
 	if errors.Is(err, fs.ErrNotExist) {
-		return engine.ExecResult{ExitCode: ExitNotFound, Stderr: []byte(name + ": command not found\n")}
+		return engine.ExecResult{ExitCode: engine.ExitNotFound, Stderr: []byte(name + ": command not found\n")}
 	}
-	return engine.ExecResult{ExitCode: ExitCannotExecute, Stderr: []byte(fmt.Sprintf("%s: cannot execute: %v\n", name, unwrapPathError(err)))}
+	return engine.ExecResult{ExitCode: engine.ExitCannotExecute, Stderr: []byte(fmt.Sprintf("%s: cannot execute: %v\n", name, unwrapPathError(err)))}
 }
 
 // waitGroupGone gives the rest of a killed group a moment to die, so "killed" means gone when

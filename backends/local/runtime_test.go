@@ -417,16 +417,16 @@ func TestExecDetails(t *testing.T) {
 		return res
 	}
 	// Exec needs no running container here.
-	if res := run(engine.ExecRequest{Argv: []string{"no-such-cmd-xyz"}}); res.ExitCode != ExitNotFound || !strings.Contains(string(res.Stderr), "not found") {
+	if res := run(engine.ExecRequest{Argv: []string{"no-such-cmd-xyz"}}); res.ExitCode != engine.ExitNotFound || !strings.Contains(string(res.Stderr), "not found") {
 		t.Errorf("missing command: %+v", res)
 	}
-	if res := run(engine.ExecRequest{Argv: []string{"./nope.sh"}}); res.ExitCode != ExitNotFound {
+	if res := run(engine.ExecRequest{Argv: []string{"./nope.sh"}}); res.ExitCode != engine.ExitNotFound {
 		t.Errorf("missing relative command: %+v", res)
 	}
 	if err := os.WriteFile(f.path("plain.sh"), []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if res := run(engine.ExecRequest{Argv: []string{"./plain.sh"}}); res.ExitCode != ExitCannotExecute {
+	if res := run(engine.ExecRequest{Argv: []string{"./plain.sh"}}); res.ExitCode != engine.ExitCannotExecute {
 		t.Errorf("non-executable command: %+v", res)
 	}
 	if err := os.Chmod(f.path("plain.sh"), 0o755); err != nil {

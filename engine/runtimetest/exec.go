@@ -116,7 +116,7 @@ func testExecNotFound(t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("Exec of a missing command: error %v, want exit code 127", err)
 	}
-	if res.ExitCode != 127 {
+	if res.ExitCode != engine.ExitNotFound {
 		t.Errorf("Exec of a missing command: exit code %d, want 127 (stderr %q)", res.ExitCode, res.Stderr)
 	}
 }
@@ -126,7 +126,7 @@ func testExecTimeout(t *testing.T, e *env) {
 	start := time.Now()
 	res := e.exec(c, engine.ExecRequest{Argv: []string{"sleep", "60"}, Timeout: 500 * time.Millisecond})
 	took := time.Since(start)
-	if !res.TimedOut || res.ExitCode != 124 {
+	if !res.TimedOut || res.ExitCode != engine.ExitTimedOut {
 		t.Errorf("sleep 60 with a 500ms timeout: timed out %v, exit code %d; want true, 124", res.TimedOut, res.ExitCode)
 	}
 	if took > 10*time.Second {
@@ -154,7 +154,7 @@ func testExecTimeoutKillsGroup(t *testing.T, e *env) {
 		Argv:    []string{"sh", "-c", "sleep 60 & echo $! > child.pid; echo $$ > leader.pid; wait"},
 		Timeout: 2 * time.Second,
 	})
-	if !res.TimedOut || res.ExitCode != 124 {
+	if !res.TimedOut || res.ExitCode != engine.ExitTimedOut {
 		t.Fatalf("timed-out command: timed out %v, exit code %d; want true, 124", res.TimedOut, res.ExitCode)
 	}
 	if took := time.Since(start); took > 15*time.Second {
