@@ -368,7 +368,7 @@ func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
 	}
 	name, err := cleanName(hdr.Name)
 	if err != nil {
-		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
+		return fmt.Errorf("%w: %w", err, engine.ErrBadPath)
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
@@ -525,7 +525,7 @@ func (x *extractor) symlink(name string, hdr *tar.Header) error {
 			return fmt.Errorf("empty or NUL symlink target: %w", engine.ErrBadPath)
 		}
 	} else if err := checkLinkTarget(name, hdr.Linkname); err != nil {
-		return fmt.Errorf("%v: %w", err, engine.ErrBadPath)
+		return fmt.Errorf("%w: %w", err, engine.ErrBadPath)
 	}
 	if err := x.ensureDir(parentOf(name)); err != nil {
 		return err
