@@ -26,7 +26,9 @@ func TestCleanDir(t *testing.T) {
 		in, want string
 		bad      bool
 	}{
-		{"", ".", false}, {"web", "web", false}, {"a/b/../c", "a/c", false},
+		{"", ".", false}, {"web", "web", false}, {"a/b/./c/", "a/b/c", false},
+		// One rule everywhere: a .. is refused even where it would cancel out.
+		{"a/b/../c", "", true},
 		{"../x", "", true}, {"/etc", "", true}, {"a/../../x", "", true}, {"a\x00b", "", true}, {`a\b`, "", true},
 	} {
 		got, err := CleanDir(tc.in)

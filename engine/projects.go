@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -62,17 +61,15 @@ func CheckContainerName(name string) error {
 	return nil
 }
 
-// CleanDir checks a container directory: relative, inside the project, no NUL bytes.
+// CleanDir checks a container directory by the one path rule (CleanRel); a backslash is
+// refused too, as a directory name goes into compose files and shell scripts.
 func CleanDir(dir string) (string, error) {
-	if dir == "" {
-		return ".", nil
+	if strings.Contains(dir, `\`) {
+		return "", fmt.Errorf("directory %q: a backslash is not allowed in a container directory: %w", dir, ErrBadPath)
 	}
-	if strings.ContainsRune(dir, 0) || strings.HasPrefix(dir, "/") || strings.Contains(dir, `\`) {
-		return "", fmt.Errorf("directory %q: must be a relative path inside the project: %w", dir, ErrBadPath)
-	}
-	c := path.Clean(dir)
-	if c == ".." || strings.HasPrefix(c, "../") {
-		return "", fmt.Errorf("directory %q: leaves the project: %w", dir, ErrBadPath)
+	c, err := CleanRel(dir)
+	if err != nil {
+		return "", fmt.Errorf("container directory: %w", err)
 	}
 	return c, nil
 }

@@ -124,22 +124,14 @@ func (s *Store) removeStaleTemps(cutoff time.Time) {
 // Describe implements engine.ObjectStore.
 func (s *Store) Describe() string { return "dir " + s.root }
 
-// checkKey accepts slash-separated keys whose every component is a plain name; that is what
-// keeps every object inside root.
+// checkKey is engine.CheckKey, which keeps every object inside root, plus the components this
+// store reserves for its temporary files.
 func checkKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("empty key: %w", engine.ErrBadPath)
-	}
-	if strings.IndexByte(key, 0) >= 0 || strings.IndexByte(key, '\\') >= 0 {
-		return fmt.Errorf("key %q: NUL or backslash: %w", key, engine.ErrBadPath)
+	if err := engine.CheckKey(key); err != nil {
+		return err
 	}
 	for part := range strings.SplitSeq(key, "/") {
-		switch {
-		case part == "":
-			return fmt.Errorf("key %q: empty component (absolute, trailing or double slash): %w", key, engine.ErrBadPath)
-		case part == "." || part == "..":
-			return fmt.Errorf("key %q: %q component: %w", key, part, engine.ErrBadPath)
-		case strings.HasPrefix(part, tmpPrefix):
+		if strings.HasPrefix(part, tmpPrefix) {
 			return fmt.Errorf("key %q: component starts with the reserved %q: %w", key, tmpPrefix, engine.ErrBadPath)
 		}
 	}

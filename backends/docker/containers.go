@@ -73,7 +73,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := r.fixOwnership(ctx, dir); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	cdir, err := hostfs.CleanRel(c.Directory)
+	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("container directory: %w", err)
 	}

@@ -15,7 +15,6 @@ import (
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/containerexec"
-	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // Exec runs req.Argv through the Engine API in the running container, as the container user,
@@ -50,11 +49,11 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if err != nil {
 		return engine.ExecResult{}, err
 	}
-	cdir, err := hostfs.CleanRel(c.Directory)
+	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
 		return engine.ExecResult{}, fmt.Errorf("container directory: %w", err)
 	}
-	sub, err := hostfs.CleanRel(req.Dir)
+	sub, err := engine.CleanRel(req.Dir)
 	if err != nil {
 		return engine.ExecResult{}, fmt.Errorf("working directory: %w", err)
 	}

@@ -814,7 +814,7 @@ func (f *restoreFilter) entry(hdr *tar.Header, tr io.Reader, tw *tar.Writer) err
 	}
 	name, err := archive.CleanName(hdr.Name)
 	if err != nil {
-		return fmt.Errorf("%w: %w", err, engine.ErrBadPath)
+		return err
 	}
 	if name != "" && reservedTopName(name) {
 		// sailtui's own restore directories are never part of a tree; such an entry (and

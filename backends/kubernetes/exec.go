@@ -29,7 +29,6 @@ import (
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/containerexec"
-	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // executor runs argv in a container of a pod and returns its exit status. The real one is an
@@ -142,7 +141,7 @@ esac`
 
 // fileOp runs fileScript in the file-manager pod.
 func (r *Runtime) fileOp(ctx context.Context, p engine.Project, op, rel string, stdin io.Reader, stdout io.Writer) error {
-	clean, err := hostfs.CleanRel(rel)
+	clean, err := engine.CleanRel(rel)
 	if err != nil {
 		return err
 	}
@@ -180,7 +179,7 @@ func (r *Runtime) ReadFile(ctx context.Context, p engine.Project, rel string, w 
 // WriteFile implements engine.Runtime: the content goes on the exec's stdin into a temporary
 // file that is renamed over the target, so a reader never sees half a file.
 func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, rel string, rd io.Reader) error {
-	if clean, err := hostfs.CleanRel(rel); err != nil {
+	if clean, err := engine.CleanRel(rel); err != nil {
 		return err
 	} else if clean == "." {
 		return fmt.Errorf("write %q: the project root is a directory: %w", rel, engine.ErrBadInput)
@@ -190,7 +189,7 @@ func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, rel string, r
 
 // DeleteFile implements engine.Runtime.
 func (r *Runtime) DeleteFile(ctx context.Context, p engine.Project, rel string) error {
-	if clean, err := hostfs.CleanRel(rel); err != nil {
+	if clean, err := engine.CleanRel(rel); err != nil {
 		return err
 	} else if clean == "." {
 		return fmt.Errorf("delete %q: the project root cannot be deleted: %w", rel, engine.ErrBadInput)
@@ -204,7 +203,7 @@ func (r *Runtime) ListFiles(ctx context.Context, p engine.Project, rel string) (
 	if err := r.fileOp(ctx, p, "list", rel, nil, &out); err != nil {
 		return nil, err
 	}
-	clean, _ := hostfs.CleanRel(rel)
+	clean, _ := engine.CleanRel(rel)
 	return parseListing(clean, out.Bytes())
 }
 
@@ -339,11 +338,11 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 
 // execArgv wraps req for execScript and returns the marker it carries.
 func execArgv(c engine.Container, req engine.ExecRequest) ([]string, string, error) {
-	cdir, err := hostfs.CleanRel(c.Directory)
+	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
 		return nil, "", fmt.Errorf("container directory: %w", err)
 	}
-	sub, err := hostfs.CleanRel(req.Dir)
+	sub, err := engine.CleanRel(req.Dir)
 	if err != nil {
 		return nil, "", fmt.Errorf("working directory: %w", err)
 	}
@@ -405,7 +404,7 @@ exec git clone --quiet --depth 1 -- "$url" "$dir"`
 
 // CloneInto implements engine.GitCloner in the file-manager pod.
 func (r *Runtime) CloneInto(ctx context.Context, p engine.Project, dir, gitURL, branch string) error {
-	clean, err := hostfs.CleanRel(dir)
+	clean, err := engine.CleanRel(dir)
 	if err != nil {
 		return err
 	}

@@ -105,7 +105,7 @@ func (r *Runtime) cloneInto(ctx context.Context, p engine.Project, dir, rawURL, 
 	if _, err := os.Stat(pdir); err != nil {
 		return fmt.Errorf("project directory: %w", engine.ErrNotFound)
 	}
-	rel, err := hostfs.CleanRel(dir)
+	rel, err := engine.CleanRel(dir)
 	if err != nil {
 		return err
 	}

@@ -83,11 +83,11 @@ func (r *Runtime) containerWorkDir(p engine.Project, c engine.Container, sub str
 		}
 		return "", err
 	}
-	cdir, err := hostfs.CleanRel(c.Directory)
+	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
 		return "", fmt.Errorf("container directory: %w", err)
 	}
-	subdir, err := hostfs.CleanRel(sub)
+	subdir, err := engine.CleanRel(sub)
 	if err != nil {
 		return "", fmt.Errorf("working directory: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // Defaults for Config's tuning fields. Together they set the memory bound of a Put,
@@ -159,8 +161,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("s3 config: concurrency %d is negative", c.Concurrency)
 	}
 	if c.Prefix != "" {
-		if err := checkKeyPath(c.Prefix); err != nil {
-			return fmt.Errorf("s3 config: prefix %q (S3_PROJECTS_PREFIX): %v; use slash-separated names such as sailtui/projects", c.Prefix, err)
+		if err := engine.CheckKey(c.Prefix); err != nil {
+			return fmt.Errorf("s3 config: prefix (S3_PROJECTS_PREFIX): %w; use slash-separated names such as sailtui/projects", err)
 		}
 	}
 	return nil

@@ -240,36 +240,14 @@ func (s *Store) objectKey(key string) string {
 // that keeps an archive location valid in every ObjectStore, and keeps S3-compatible servers
 // that map keys to files (versitygw, MinIO) from refusing or reinterpreting them.
 func (s *Store) fullKey(key string) (string, error) {
-	if key == "" {
-		return "", fmt.Errorf("empty key: %w", engine.ErrBadPath)
-	}
-	if err := checkKeyPath(key); err != nil {
-		return "", fmt.Errorf("key %q: %v: %w", key, err, engine.ErrBadPath)
+	if err := engine.CheckKey(key); err != nil {
+		return "", err
 	}
 	full := s.objectKey(key)
 	if len(full) > maxKeyLen {
 		return "", fmt.Errorf("key %q: %d bytes with the prefix, S3 allows %d: %w", key, len(full), maxKeyLen, engine.ErrBadPath)
 	}
 	return full, nil
-}
-
-// checkKeyPath refuses what would make a key mean something else on a server that maps keys to
-// files (versitygw's posix backend, MinIO on a filesystem): "." and ".." components, empty ones
-// (absolute, trailing or double slash), NUL and backslash, and bytes that are not UTF-8 (S3
-// keys are UTF-8).
-func checkKeyPath(p string) error {
-	if !utf8.ValidString(p) || strings.IndexByte(p, 0) >= 0 || strings.IndexByte(p, '\\') >= 0 {
-		return errors.New("not UTF-8, or NUL or backslash")
-	}
-	for part := range strings.SplitSeq(p, "/") {
-		switch part {
-		case "":
-			return errors.New("empty component (absolute, trailing or double slash)")
-		case ".", "..":
-			return fmt.Errorf("%q component", part)
-		}
-	}
-	return nil
 }
 
 // Get implements engine.ObjectStore. The object is streamed; if the connection breaks part

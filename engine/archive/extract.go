@@ -368,7 +368,7 @@ func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
 	}
 	name, err := cleanName(hdr.Name)
 	if err != nil {
-		return fmt.Errorf("%w: %w", err, engine.ErrBadPath)
+		return err
 	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:

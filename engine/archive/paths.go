@@ -5,37 +5,26 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // cleanName turns an entry name into the canonical relative form used for every decision during
-// extraction: single slashes, no "." components, no trailing slash; "" is the target itself.
-// Names are refused rather than repaired when they could reach outside the target, so an
-// archive that relies on a lenient reading fails loudly instead of landing somewhere unexpected.
+// extraction: engine.CleanRel's (refused rather than repaired when it could reach outside, so an
+// archive that relies on a lenient reading fails loudly), with "" for the target itself and no
+// empty name.
 func cleanName(name string) (string, error) {
-	switch {
-	case name == "":
-		return "", errors.New("empty name")
-	case strings.IndexByte(name, 0) >= 0:
-		return "", errors.New("name contains a NUL byte")
-	case strings.HasPrefix(name, "/"):
-		return "", errors.New("absolute path")
+	if name == "" {
+		return "", fmt.Errorf("empty entry name: %w", engine.ErrBadPath)
 	}
-	var b strings.Builder
-	b.Grow(len(name))
-	for part := range strings.SplitSeq(name, "/") {
-		switch part {
-		case "", ".":
-			continue
-		case "..":
-			return "", errors.New("escapes target (contains \"..\")")
-		}
-		if b.Len() > 0 {
-			b.WriteByte('/')
-		}
-		b.WriteString(part)
+	c, err := engine.CleanRel(name)
+	if err != nil {
+		return "", err
 	}
-	return b.String(), nil
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
 }
 
 // CleanName is the entry-name rule of Extract for code that checks archives on their way
@@ -91,24 +80,9 @@ func parentOf(name string) string {
 	return ""
 }
 
-// CheckPrefix refuses an object key prefix that would not name the same place in every object
-// store: empty, "." or ".." components (a key path resolves them differently, or climbs out),
-// backslashes, NUL bytes and invalid UTF-8. Checked when the configuration is read, so a bad
-// prefix fails at start instead of every hibernation after the containers were stopped.
+// CheckPrefix refuses an object key prefix that engine.CheckKey would (surrounding slashes
+// aside, which the sandwich trims). Checked when the configuration is read, so a bad prefix
+// fails at start instead of every hibernation after the containers were stopped.
 func CheckPrefix(prefix string) error {
-	switch {
-	case !utf8.ValidString(prefix):
-		return errors.New("not valid UTF-8")
-	case strings.ContainsAny(prefix, "\\\x00"):
-		return errors.New("contains a backslash or a NUL byte")
-	}
-	for part := range strings.SplitSeq(strings.Trim(prefix, "/"), "/") {
-		switch part {
-		case "":
-			return errors.New("has an empty component")
-		case ".", "..":
-			return fmt.Errorf("has a %q component", part)
-		}
-	}
-	return nil
+	return engine.CheckKey(strings.Trim(prefix, "/"))
 }

@@ -37,7 +37,7 @@ type Tree struct {
 // open validates name and opens the root for a file operation; res is name with every
 // symlink resolved (the last one only when followLast).
 func (t Tree) open(name string, followLast bool) (root *os.Root, rel, res string, err error) {
-	rel, err = CleanRel(name)
+	rel, err = engine.CleanRel(name)
 	if err != nil {
 		return nil, "", "", err
 	}

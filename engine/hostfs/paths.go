@@ -55,28 +55,6 @@ func ProjectDirExists(slug, dir string) (bool, error) {
 	return true, nil
 }
 
-// CleanRel validates a path given by a caller relative to the tree's root and returns it
-// cleaned, slash-separated, "." for the root itself. It refuses rather than normalises: a
-// caller that sends ".." or an absolute path is confused or hostile, and either way must hear
-// about it.
-func CleanRel(p string) (string, error) {
-	if strings.IndexByte(p, 0) >= 0 {
-		return "", fmt.Errorf("path %q contains a NUL byte: %w", p, engine.ErrBadPath)
-	}
-	if strings.HasPrefix(p, "/") || filepath.IsAbs(p) {
-		return "", fmt.Errorf("path %q is absolute; paths are relative to the project root: %w", p, engine.ErrBadPath)
-	}
-	for _, part := range strings.Split(p, "/") {
-		if part == ".." {
-			return "", fmt.Errorf("path %q has a .. component: %w", p, engine.ErrBadPath)
-		}
-	}
-	if p == "" {
-		return ".", nil
-	}
-	return path.Clean(p), nil
-}
-
 // maxLinks bounds symlink resolution like the kernel's ELOOP limit.
 const maxLinks = 40
 

@@ -52,6 +52,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.ObjectStore) {
 		{"FailedPut", testFailedPut},
 		{"FailedOverwriteKeepsOld", testFailedOverwriteKeepsOld},
 		{"ConcurrentPutDelete", testConcurrentPutDelete},
+		{"BadKeys", testBadKeys},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -453,5 +454,32 @@ func testConcurrentPutDelete(t *testing.T, s engine.ObjectStore, prefix string) 
 	}
 	if got := list(t, s, prefix+"shared/"); len(got) != workers {
 		t.Errorf("List after concurrent puts and deletes = %v, want %d final objects", keys(got), workers)
+	}
+}
+
+// testBadKeys pins the one key rule (engine.CheckKey) on every store: a key that could mean
+// something else somewhere is refused with ErrBadPath by every operation, and nothing is stored.
+func testBadKeys(t *testing.T, s engine.ObjectStore, prefix string) {
+	ctx := context.Background()
+	for _, bad := range []string{prefix + "a//b", prefix + "a/./b", prefix + "a/../b", prefix + "a/", "/" + prefix + "a",
+		prefix + "a\x00b", prefix + `a\b`, prefix + "a\xffb", prefix + "..", ""} {
+		if _, err := s.Put(ctx, bad, bytes.NewReader([]byte("x"))); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Put(%q) = %v, want ErrBadPath", bad, err)
+		}
+		if _, err := s.Head(ctx, bad); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Head(%q) = %v, want ErrBadPath", bad, err)
+		}
+		if rc, err := s.Get(ctx, bad); !errors.Is(err, engine.ErrBadPath) {
+			if err == nil {
+				rc.Close()
+			}
+			t.Errorf("Get(%q) = %v, want ErrBadPath", bad, err)
+		}
+		if err := s.Delete(ctx, bad); !errors.Is(err, engine.ErrBadPath) {
+			t.Errorf("Delete(%q) = %v, want ErrBadPath", bad, err)
+		}
+	}
+	if infos := list(t, s, prefix); len(infos) != 0 {
+		t.Errorf("refused keys left objects: %+v", infos)
 	}
 }
