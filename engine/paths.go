@@ -22,7 +22,7 @@ func CleanRel(p string) (string, error) {
 	}
 	for part := range strings.SplitSeq(p, "/") {
 		if part == ".." {
-			return "", fmt.Errorf("path %q has a .. component, which could leave the project: %w", p, ErrBadPath)
+			return "", fmt.Errorf("path %q has a .. component; a path that leaves the project, or could, is refused: %w", p, ErrBadPath)
 		}
 	}
 	if p == "" {
