@@ -44,6 +44,7 @@ import (
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
@@ -528,7 +529,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		dirs = append(dirs, r.hostDir(p))
 	}
 	for _, d := range dirs {
-		if err := removeAll(d); err != nil {
+		if err := archive.RemoveTree(d); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -558,19 +559,4 @@ func (r *Runtime) removeNetwork(ctx context.Context, p engine.Project) error {
 		}
 	}
 	return nil
-}
-
-// removeAll is os.RemoveAll that also copes with read-only directories, which a project tree
-// may legitimately contain when this process is not root.
-func removeAll(p string) error {
-	if err := os.RemoveAll(p); err == nil {
-		return nil
-	}
-	_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
 }

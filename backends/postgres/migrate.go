@@ -4,12 +4,10 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/sailtui/sailtui/engine/schema"
 )
 
 // Migrations are numbered NNNN_name.sql files, applied in order. A released file is never
@@ -21,40 +19,7 @@ var migrationFiles embed.FS
 // migrateLockKey is the advisory lock that serialises migrations of one database ("sailtui").
 const migrateLockKey int64 = 0x7361696c747569
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func loadMigrations() ([]migration, error) {
-	paths, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, p := range paths {
-		base := strings.TrimSuffix(strings.TrimPrefix(p, "migrations/"), ".sql")
-		num, _, _ := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive number", p)
-		}
-		body, err := migrationFiles.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		// A gap or duplicate would make "version N applied" mean different schemas.
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return ms, nil
-}
+func loadMigrations() ([]schema.Migration, error) { return schema.Load(migrationFiles, "migrations") }
 
 // migrate applies the pending migrations in one transaction holding a transaction-scoped
 // advisory lock: processes starting together queue on the lock, and the later ones find the
@@ -81,12 +46,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		}
 		for _, m := range ms[cur:] {
-			if _, err := tx.Exec(ctx, m.sql); err != nil {
-				return fmt.Errorf("apply migration %s: %w", m.name, err)
+			if _, err := tx.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("apply migration %s: %w", m.Name, err)
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`,
-				m.version, m.name); err != nil {
-				return fmt.Errorf("record migration %s: %w", m.name, err)
+				m.Version, m.Name); err != nil {
+				return fmt.Errorf("record migration %s: %w", m.Name, err)
 			}
 		}
 		return nil

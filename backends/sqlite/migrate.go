@@ -5,11 +5,9 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/schema"
 )
 
 // Migrations are numbered NNNN_name.sql files, applied in order, each in its own transaction.
@@ -18,40 +16,7 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-func loadMigrations() ([]migration, error) {
-	paths, err := fs.Glob(migrationFiles, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, p := range paths {
-		base := strings.TrimSuffix(strings.TrimPrefix(p, "migrations/"), ".sql")
-		num, _, _ := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name must start with a positive number", p)
-		}
-		body, err := migrationFiles.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: base, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i, m := range ms {
-		// A gap or duplicate would make "version N applied" mean different schemas.
-		if m.version != i+1 {
-			return nil, fmt.Errorf("migration %s: expected version %d", m.name, i+1)
-		}
-	}
-	return ms, nil
-}
+func loadMigrations() ([]schema.Migration, error) { return schema.Load(migrationFiles, "migrations") }
 
 func (s *Store) migrate(ctx context.Context) error {
 	ms, err := loadMigrations()
@@ -78,19 +43,19 @@ func (s *Store) migrate(ctx context.Context) error {
 		err := s.write(ctx, func(tx *sql.Tx) error {
 			// Checked again inside the write lock: another process may have migrated meanwhile.
 			cur, err := s.checkVersion(ctx, tx, latest)
-			if err != nil || cur >= m.version {
+			if err != nil || cur >= m.Version {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 				return err
 			}
 			_, err = tx.ExecContext(ctx,
 				`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-				m.version, m.name, time.Now().UnixMicro())
+				m.Version, m.Name, time.Now().UnixMicro())
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("apply migration %s: %w", m.name, err)
+			return fmt.Errorf("apply migration %s: %w", m.Name, err)
 		}
 	}
 	return nil

@@ -269,7 +269,7 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	swapped := false
 	defer func() {
 		if !swapped {
-			_ = removeAll(tmp)
+			_ = RemoveTree(tmp)
 		}
 	}()
 
@@ -449,7 +449,7 @@ func swapIn(tmp, dir string) error {
 			// since its removal could reach the disk before the exchange does.
 			return nil
 		}
-		_ = removeAll(tmp)
+		_ = RemoveTree(tmp)
 		return nil
 	}
 	old := tmp + "-old"
@@ -466,7 +466,7 @@ func swapIn(tmp, dir string) error {
 		return fmt.Errorf("move restored storage in: %w", err)
 	}
 	if old != "" && syncDir(parent) == nil {
-		_ = removeAll(old)
+		_ = RemoveTree(old)
 	}
 	return nil
 }
@@ -492,21 +492,25 @@ func removeStale(parent, base string) {
 		if rest == "" || strings.TrimLeft(rest, "0123456789") != "" {
 			continue
 		}
-		_ = removeAll(filepath.Join(parent, e.Name()))
+		_ = RemoveTree(filepath.Join(parent, e.Name()))
 	}
 }
 
-// removeAll is os.RemoveAll that also copes with read-only directories, which a restored tree
-// may legitimately contain.
-func removeAll(p string) error {
+// RemoveTree is os.RemoveAll that also copes with read-only directories, which a project or
+// restored tree may legitimately contain. The directories are made writable through an
+// os.Root of the tree, so one swapped for a symlink meanwhile cannot lead the chmod outside.
+func RemoveTree(p string) error {
 	if err := os.RemoveAll(p); err == nil {
 		return nil
 	}
-	_ = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			_ = os.Chmod(path, 0o700)
-		}
-		return nil
-	})
+	if root, err := os.OpenRoot(p); err == nil {
+		_ = fs.WalkDir(root.FS(), ".", func(path string, d fs.DirEntry, err error) error {
+			if d != nil && d.IsDir() {
+				_ = root.Chmod(path, 0o700)
+			}
+			return nil
+		})
+		_ = root.Close()
+	}
 	return os.RemoveAll(p)
 }
