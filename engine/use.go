@@ -76,7 +76,7 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		err = fmt.Errorf("%s %s: %w: %w", kind, p.Slug, stopped, ErrBusy)
 	}
 	cancel(nil)
-	endErr := e.store.EndUse(context.WithoutCancel(ctx), p.ID, u.ID, e.now())
+	endErr := e.endUse(context.WithoutCancel(ctx), u)
 	switch {
 	case err != nil:
 		return err
@@ -90,6 +90,20 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		return fmt.Errorf("%s %s: end use: %w", kind, p.Slug, endErr)
 	}
 	return nil
+}
+
+// endUse ends u, trying a few times: a use left behind by a store that blinked would hold
+// every exclusive operation off until it goes stale (SAILTUI_OP_TIMEOUT) in a process that
+// lives on, such as a console.
+func (e *Engine) endUse(ctx context.Context, u Use) error {
+	var err error
+	for attempt := range 3 {
+		if err = e.store.EndUse(ctx, u.ProjectID, u.ID, e.now()); err == nil || errors.Is(err, ErrNotFound) {
+			return err
+		}
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return err
 }
 
 // useRefusal explains why a use could not begin: an operation holds the project, or it is not active.
