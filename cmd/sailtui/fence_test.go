@@ -439,3 +439,34 @@ func TestDockerFenceAcknowledgedWritesSurvive(t *testing.T) {
 		t.Run(kind, func(t *testing.T) { fenceRound(t, de.eng, de.eng, dirsOf(de.runtime), kind) })
 	}
 }
+
+// flakyEndUse fails the first EndUse calls, as a store that blinks does.
+type flakyEndUse struct {
+	engine.Store
+	fails atomic.Int64
+}
+
+func (f *flakyEndUse) EndUse(ctx context.Context, projectID, useID string, touch time.Time) error {
+	if f.fails.Add(-1) >= 0 {
+		return errors.New("store blinked")
+	}
+	return f.Store.EndUse(ctx, projectID, useID, touch)
+}
+
+// A store that blinks as a put ends does not leave its use behind to hold operations off.
+func TestFenceEndUseRidesOutABlink(t *testing.T) {
+	state := t.TempDir()
+	var flaky *flakyEndUse
+	pt := openTest(t, state, "console", func(c *engine.Config) {
+		flaky = &flakyEndUse{Store: c.Store}
+		c.Store = flaky
+	})
+	p := newProject(t, pt.eng, "blink")
+	flaky.fails.Store(2)
+	if err := pt.eng.WriteFile(context.Background(), p.Slug, "a.txt", strings.NewReader("a")); err != nil {
+		t.Fatalf("put across a blink: %v", err)
+	}
+	if uses, err := pt.store.ListUses(context.Background(), p.ID); err != nil || len(uses) != 0 {
+		t.Fatalf("uses left after the put: %+v %v", uses, err)
+	}
+}
