@@ -174,7 +174,7 @@ func (f *fakeSource) act(ctx context.Context, what string, change func() error) 
 	f.calls = append(f.calls, what)
 	progress, gate := f.progress, f.gate
 	f.mu.Unlock()
-	if fn := progressFrom(ctx); fn != nil {
+	if fn := engine.ProgressFrom(ctx); fn != nil {
 		for _, p := range progress {
 			fn(p)
 		}

@@ -120,7 +120,7 @@ func (o *ops) start(e *env, spec opSpec) tea.Cmd {
 	r := &runningOp{id: o.next, spec: spec, started: e.now, feed: newProgressFeed()}
 	o.running = append(o.running, r)
 	e.busy[spec.projectID] = spec.title
-	ctx := withProgress(e.ctx, r.feed.report)
+	ctx := engine.WithProgress(e.ctx, r.feed.report)
 	id, feed := r.id, r.feed
 	run := func() tea.Msg {
 		res := spec.run(ctx)

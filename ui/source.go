@@ -47,21 +47,6 @@ type source interface {
 	DeleteSnapshot(ctx context.Context, ref, id string) error
 }
 
-// progressKey carries the console's progress reporter next to the engine's, so a test source
-// (which cannot read the engine's key) reports through the same function.
-type progressKey struct{}
-
-// withProgress makes the operations run with ctx report to fn.
-func withProgress(ctx context.Context, fn engine.ProgressFunc) context.Context {
-	return context.WithValue(engine.WithProgress(ctx, fn), progressKey{}, fn)
-}
-
-// progressFrom is the reporter withProgress put in ctx; nil when there is none.
-func progressFrom(ctx context.Context) engine.ProgressFunc {
-	fn, _ := ctx.Value(progressKey{}).(engine.ProgressFunc)
-	return fn
-}
-
 // engineSource adapts an Engine; everything but ListProjects, Subscribe and Now is the Engine's own.
 type engineSource struct{ *engine.Engine }
 
