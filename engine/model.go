@@ -39,7 +39,7 @@ type Project struct {
 	// The operation currently holding the project (empty when none). Held while a lifecycle
 	// operation runs, so two operations never act on one project at once (invariant 3).
 	OpID        string    `json:"op_id,omitempty"`
-	OpKind      string    `json:"op_kind,omitempty"`
+	OpKind      OpKind    `json:"op_kind,omitempty"`
 	OpOwner     string    `json:"op_owner,omitempty"`
 	OpHeartbeat time.Time `json:"op_heartbeat,omitzero"`
 }

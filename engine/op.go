@@ -84,7 +84,7 @@ func (e *Engine) claimRefusal(ctx context.Context, p Project, kind OpKind, from 
 func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 	now := e.now()
 	claimed, err := e.store.ClaimProject(ctx, p.ID, Claim{
-		OpID: p.OpID, Kind: OpKind(p.OpKind), Owner: e.cfg.Owner, Now: now,
+		OpID: p.OpID, Kind: p.OpKind, Owner: e.cfg.Owner, Now: now,
 		From: []ProjectStatus{p.Status}, To: p.Status, TakeOver: p.OpID,
 	})
 	if err != nil {
@@ -94,7 +94,7 @@ func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// Killed between the claim and the journal write: nothing was done yet.
-		rec = Operation{ID: p.OpID, ProjectID: p.ID, Kind: OpKind(p.OpKind), Step: "claimed",
+		rec = Operation{ID: p.OpID, ProjectID: p.ID, Kind: p.OpKind, Step: "claimed",
 			State: OpRunning, StartedAt: p.OpHeartbeat, UpdatedAt: now}
 		rec.Owner = e.cfg.Owner
 		if err := e.store.InsertOp(ctx, rec); err != nil {

@@ -100,7 +100,7 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	opID := newID()
 	p := Project{ID: newID(), Slug: slug, Name: req.Name, Owner: owner, Status: StatusActive,
 		LastActivity: now, CreatedAt: now, UpdatedAt: now,
-		OpID: opID, OpKind: string(OpCreate), OpOwner: e.cfg.Owner, OpHeartbeat: now}
+		OpID: opID, OpKind: OpCreate, OpOwner: e.cfg.Owner, OpHeartbeat: now}
 	var cs []Container
 	for _, s := range specs {
 		c, err := containerFrom(p.ID, s, now)

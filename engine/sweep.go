@@ -107,7 +107,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 			continue
 		}
 		item := SweepItem{Slug: p.Slug, ID: p.ID, Reason: fmt.Sprintf("interrupted %s", p.OpKind)}
-		if slices.Contains(opts.LeaveInterrupted, OpKind(p.OpKind)) {
+		if slices.Contains(opts.LeaveInterrupted, p.OpKind) {
 			item.Reason = fmt.Sprintf("interrupted %s left for the next `sailtui project wake %s`", p.OpKind, p.Slug)
 			rep.Skipped = append(rep.Skipped, item)
 			continue

@@ -112,7 +112,7 @@ func (e *Engine) useRefusal(ctx context.Context, p Project, kind string) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: project changed, try again: %w", kind, p.Slug, ErrBusy)
 	}
-	if cur.OpID != "" && slices.Contains(exclusiveOps, OpKind(cur.OpKind)) {
+	if cur.OpID != "" && slices.Contains(exclusiveOps, cur.OpKind) {
 		return fmt.Errorf("%s %s: %s is in progress (since %s); try again when it is done: %w",
 			kind, p.Slug, cur.OpKind, cur.OpHeartbeat.Format("15:04:05"), ErrBusy)
 	}

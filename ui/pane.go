@@ -37,7 +37,7 @@ func (e *env) busyWhy(p engine.Project) string {
 		return "busy: " + t
 	}
 	if p.OpID != "" {
-		return "busy: " + p.OpKind + " running"
+		return "busy: " + string(p.OpKind) + " running"
 	}
 	return ""
 }

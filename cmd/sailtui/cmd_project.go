@@ -28,7 +28,7 @@ type projectRow struct {
 
 func rowOf(p engine.Project) projectRow {
 	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
-		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: p.OpKind}
+		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind)}
 }
 
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {

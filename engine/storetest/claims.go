@@ -36,7 +36,7 @@ func testClaimProject(t *testing.T, s engine.Store) {
 	check := func(what string, got engine.Project) {
 		t.Helper()
 		if got.ID != p.ID || got.Status != engine.StatusHibernating || got.OpID != op ||
-			got.OpKind != string(engine.OpHibernate) || got.OpOwner != "host-a/123" {
+			got.OpKind != engine.OpHibernate || got.OpOwner != "host-a/123" {
 			t.Errorf("%s: %+v, want hibernating held by %s (hibernate, host-a/123)", what, got, op)
 		}
 		checkTime(t, what+" heartbeat", got.OpHeartbeat, t0)

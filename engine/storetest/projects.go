@@ -207,7 +207,7 @@ func testHeldProjects(t *testing.T, s engine.Store) {
 	noErr(t, "HeldProjects", err)
 	checkIDs(t, "HeldProjects", sortedIDs(ps, projectID), sorted(a.ID, b.ID))
 	for _, p := range ps {
-		if p.OpID == "" || p.OpOwner != "sweep-1" || p.OpKind != string(engine.OpHibernate) {
+		if p.OpID == "" || p.OpOwner != "sweep-1" || p.OpKind != engine.OpHibernate {
 			t.Errorf("held project %s: op %q kind %q owner %q", p.Slug, p.OpID, p.OpKind, p.OpOwner)
 		}
 		checkTime(t, "held project heartbeat", p.OpHeartbeat, t0)
