@@ -164,8 +164,8 @@ type Operation struct {
 
 // ContainerStatus is what a runtime reports for one container.
 type ContainerStatus struct {
-	Name  string `json:"name"`
-	State string `json:"state"` // running | stopped | exited | starting | unknown
+	Name  string         `json:"name"`
+	State ContainerState `json:"state"`
 	// HostPort is where the service can be reached from this machine (0 when not running).
 	HostPort  int       `json:"host_port,omitempty"`
 	URL       string    `json:"url,omitempty"`
@@ -176,13 +176,16 @@ type ContainerStatus struct {
 	Detail    string    `json:"detail,omitempty"`
 }
 
+// ContainerState is a container's state as its runtime reports it.
+type ContainerState string
+
 // Container states as reported by runtimes.
 const (
-	ContainerRunning  = "running"
-	ContainerStopped  = "stopped"
-	ContainerExited   = "exited"
-	ContainerStarting = "starting"
-	ContainerUnknown  = "unknown"
+	ContainerRunning  ContainerState = "running"
+	ContainerStopped  ContainerState = "stopped"
+	ContainerExited   ContainerState = "exited"
+	ContainerStarting ContainerState = "starting"
+	ContainerUnknown  ContainerState = "unknown"
 )
 
 // FileInfo describes one entry of a project's tree.

@@ -43,7 +43,7 @@ type SweepReport struct {
 	DryRun     bool        `json:"dry_run"`
 	AsOf       time.Time   `json:"as_of"`
 	Idle       string      `json:"idle,omitempty"`
-	Lock       string      `json:"lock"`
+	Lock       LockState   `json:"lock"`
 	Selected   int         `json:"selected"`
 	Hibernated []SweepItem `json:"hibernated"`
 	// Stopped projects had their containers stopped by the first idle tier (files kept).
@@ -62,6 +62,16 @@ type SweepReport struct {
 	Leftovers  *Leftovers `json:"leftovers,omitempty"`
 	DurationMS int64      `json:"duration_ms"`
 }
+
+// LockState is what a sweep found of its global lock, as the JSON summary and the metrics say it.
+type LockState string
+
+const (
+	LockAcquired   LockState = "acquired"
+	LockHeld       LockState = "held-by-another-sweep"
+	LockDryRun     LockState = "not-taken (dry run)"
+	LockNotStarted LockState = "not-taken (stopped)"
+)
 
 // OK is false when any project failed.
 func (r SweepReport) OK() bool { return len(r.Failed) == 0 }
@@ -298,7 +308,7 @@ func (e *Engine) anyRunning(ctx context.Context, p Project) bool {
 // rep.Lock, not an error: the CronJob's next run comes soon enough).
 func (e *Engine) beginSweep(ctx context.Context, rep *SweepReport, lock string) (release func(), proceed bool, err error) {
 	if rep.DryRun {
-		rep.Lock = "not-taken (dry run)"
+		rep.Lock = LockDryRun
 		return func() {}, true, nil
 	}
 	if err := e.writable(rep.Sweep + " sweep"); err != nil {
@@ -309,10 +319,10 @@ func (e *Engine) beginSweep(ctx context.Context, rep *SweepReport, lock string) 
 		return nil, false, err
 	}
 	if held {
-		rep.Lock = "held-by-another-sweep"
+		rep.Lock = LockHeld
 		return nil, false, nil
 	}
-	rep.Lock = "acquired"
+	rep.Lock = LockAcquired
 	return release, true, nil
 }
 

@@ -81,7 +81,7 @@ type Theme struct {
 	StreamBad  lipgloss.Style
 
 	status    map[engine.ProjectStatus]lipgloss.Style
-	container map[string]lipgloss.Style
+	container map[engine.ContainerState]lipgloss.Style
 	snapshot  map[engine.SnapshotStatus]lipgloss.Style
 }
 
@@ -129,7 +129,7 @@ func (t Theme) Snapshot(s engine.SnapshotStatus) lipgloss.Style {
 }
 
 // Container is the style of a container state as runtimes report it (engine.ContainerRunning...).
-func (t Theme) Container(state string) lipgloss.Style {
+func (t Theme) Container(state engine.ContainerState) lipgloss.Style {
 	if st, ok := t.container[state]; ok {
 		return st
 	}
@@ -216,7 +216,7 @@ func build(name string, p palette) Theme {
 			engine.StatusFailed:      fg(p.red).Bold(true),
 			engine.StatusDeleted:     fg(p.grey).Strikethrough(true),
 		},
-		container: map[string]lipgloss.Style{
+		container: map[engine.ContainerState]lipgloss.Style{
 			engine.ContainerRunning:  fg(p.green),
 			engine.ContainerStarting: fg(p.cyan),
 			engine.ContainerStopped:  fg(p.muted),

@@ -292,7 +292,7 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	return []cell{
 		txt(cv.Name, th.Value),
 		txt(cv.Directory, th.Value),
-		txt(state, th.Container(state)),
+		txt(string(state), th.Container(state)),
 		txt(portText(cv.Port, cv.Status.HostPort), th.Value),
 		c.uptime(cv),
 		url,

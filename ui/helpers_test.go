@@ -204,7 +204,7 @@ func (f *fakeSource) setProject(id string, fn func(p *engine.Project)) {
 	}
 }
 
-func (f *fakeSource) setContainers(id, state string) {
+func (f *fakeSource) setContainers(id string, state engine.ContainerState) {
 	for i := range f.containers[id] {
 		f.containers[id][i].Status.State = state
 	}

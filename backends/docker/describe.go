@@ -53,7 +53,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 			fmt.Fprintf(tw, "%s\t%s\tunknown\t-\t-\t%v\n", n, r.containerName(p, c), err)
 			continue
 		}
-		state, local, uptime, url := st.State, "-", "-", "-"
+		state, local, uptime, url := string(st.State), "-", "-", "-"
 		switch st.State {
 		case engine.ContainerRunning:
 			local = st.LocalURL

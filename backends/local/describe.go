@@ -52,7 +52,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		if rec != nil {
 			command = oneLine(rec.Command, 60)
 		}
-		state := st.State
+		state := string(st.State)
 		if st.State == engine.ContainerRunning {
 			pid = fmt.Sprint(st.PID)
 			port = fmt.Sprint(st.HostPort)

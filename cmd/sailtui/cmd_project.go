@@ -168,15 +168,15 @@ func projectCmd(a *app) *cobra.Command {
 
 // containerRow is the stable JSON of a container.
 type containerRow struct {
-	Name      string `json:"name"`
-	Directory string `json:"directory"`
-	Status    string `json:"status"`
-	Port      int    `json:"port"`
-	URL       string `json:"url"`
-	LocalURL  string `json:"local_url,omitempty"`
-	PID       int    `json:"pid,omitempty"`
-	Uptime    string `json:"uptime,omitempty"`
-	Command   string `json:"command,omitempty"`
+	Name      string                `json:"name"`
+	Directory string                `json:"directory"`
+	Status    engine.ContainerState `json:"status"`
+	Port      int                   `json:"port"`
+	URL       string                `json:"url"`
+	LocalURL  string                `json:"local_url,omitempty"`
+	PID       int                   `json:"pid,omitempty"`
+	Uptime    string                `json:"uptime,omitempty"`
+	Command   string                `json:"command,omitempty"`
 }
 
 func containersCmd(a *app) *cobra.Command {

@@ -91,7 +91,7 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 		// sweep told to stop, not a failure. What it did is in the summary; the next run goes on.
 		a.log.Warn("sweep stopped early", "sweep", which, "cause", context.Cause(ctx).Error(), "err", err.Error())
 		if rep.Lock == "" {
-			rep.Lock = "not-taken (stopped)"
+			rep.Lock = engine.LockNotStarted
 		}
 		err = nil
 	}

@@ -76,7 +76,7 @@ type sweepResult struct {
 // the global lock taken did nothing and does not count, so a lock that never frees shows as a
 // last-success timestamp that stops moving.
 func (r sweepResult) succeeded() bool {
-	return r.err == nil && r.rep.OK() && (r.rep.Lock == "acquired" || r.rep.DryRun)
+	return r.err == nil && r.rep.OK() && (r.rep.Lock == engine.LockAcquired || r.rep.DryRun)
 }
 
 // sweepGauges are the metrics of a sweep. With the sweep label (textfile: one file may hold
@@ -151,7 +151,7 @@ func (g *sweepGauges) observe(r sweepResult) {
 	}
 	g.exit.WithLabelValues(l(r.sweep)...).Set(float64(r.exit))
 	held := 0.0
-	if rep.Lock == "held-by-another-sweep" {
+	if rep.Lock == engine.LockHeld {
 		held = 1
 	}
 	g.lockHeld.WithLabelValues(l(r.sweep)...).Set(held)

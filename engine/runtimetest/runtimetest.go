@@ -195,7 +195,7 @@ func (e *env) status(c engine.Container) engine.ContainerStatus {
 	return st
 }
 
-func (e *env) waitState(c engine.Container, state string) engine.ContainerStatus {
+func (e *env) waitState(c engine.Container, state engine.ContainerState) engine.ContainerStatus {
 	e.t.Helper()
 	var st engine.ContainerStatus
 	eventually(e.t, fmt.Sprintf("container %s %s", c.Name, state), func() bool {
