@@ -120,6 +120,18 @@ type Snapshot struct {
 	Error   string `json:"error,omitempty"`
 }
 
+// TakenBy names the operation that takes a snapshot of type t, for progress reports.
+func (t SnapshotType) TakenBy() OpKind {
+	switch t {
+	case SnapshotHibernation:
+		return OpHibernate
+	case SnapshotSafety:
+		return OpRestore
+	default:
+		return OpSnapshot
+	}
+}
+
 // OpKind names a journaled operation.
 type OpKind string
 

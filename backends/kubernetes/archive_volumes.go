@@ -82,15 +82,18 @@ func (a *ArchiveVolumes) Delete(ctx context.Context, snap engine.Snapshot) error
 	return a.sw.Delete(ctx, snap)
 }
 
-// location is where snap's object lives: its recorded Location or the key Create uses.
-func (a *ArchiveVolumes) location(snap engine.Snapshot) (string, error) {
-	if snap.Backend != "" && snap.Backend != archive.BackendName {
-		return "", fmt.Errorf("snapshot %s belongs to backend %q: %w", snap.ID, snap.Backend, engine.ErrBadInput)
-	}
-	if snap.Location != "" {
-		return snap.Location, nil
-	}
-	return a.Key(snap.Owner, snap.ProjectID, snap.ID)
+// Archives and ArchiveKey implement engine.ArchiveInventory (the doctor's look at the bucket),
+// RemoveLeftovers engine.LeftoverCleaner (the purge's): the objects are archive.Sandwich's.
+func (a *ArchiveVolumes) Archives(ctx context.Context) ([]engine.ObjectInfo, error) {
+	return a.sw.Archives(ctx)
+}
+
+func (a *ArchiveVolumes) ArchiveKey(snap engine.Snapshot) (string, error) {
+	return a.sw.ArchiveKey(snap)
+}
+
+func (a *ArchiveVolumes) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engine.Leftovers, error) {
+	return a.sw.RemoveLeftovers(ctx, cutoff)
 }
 
 // Names of the sailtui directories a restore makes at the top of the mount. The swap script
@@ -298,7 +301,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 
 	objR, objW := io.Pipe()
 	out := stream.NewHashWriter(objW, sha256.New())
-	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: createOp(snap.Type)}
+	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
 	perrc := make(chan error, 1)
 	go func() {
 		err := pk.pack(tarR, out)
@@ -335,18 +338,6 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = archive.BackendName
 	return snap, nil
-}
-
-// createOp names the operation a snapshot of type t is taken for, for progress reports.
-func createOp(t engine.SnapshotType) engine.OpKind {
-	switch t {
-	case engine.SnapshotHibernation:
-		return engine.OpHibernate
-	case engine.SnapshotSafety:
-		return engine.OpRestore
-	default:
-		return engine.OpSnapshot
-	}
 }
 
 // packer turns the pod's tar stream into an archive.
@@ -546,7 +537,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
 	}
-	key, err := a.location(snap)
+	key, err := a.sw.ArchiveKey(snap)
 	if err != nil {
 		return fail(err)
 	}

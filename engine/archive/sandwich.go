@@ -127,7 +127,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	// hibernation; restores check the checksum before the tree is swapped in (see Restore).
 	opts := WriteOptions{Exclude: s.opts.Exclude, AnyLinkTarget: true}
 	if progress != nil {
-		op := createOp(snap.Type)
+		op := snap.Type.TakenBy()
 		opts.Progress = func(done, total int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: op, Phase: "archive", Done: done, Total: total})
 		}
@@ -357,18 +357,6 @@ func (s *Sandwich) Delete(ctx context.Context, snap engine.Snapshot) error {
 		return fmt.Errorf("archive: delete snapshot %s: object %s: %w", snap.ID, key, err)
 	}
 	return nil
-}
-
-// createOp names the operation a snapshot of type t is taken for, for progress reports.
-func createOp(t engine.SnapshotType) engine.OpKind {
-	switch t {
-	case engine.SnapshotHibernation:
-		return engine.OpHibernate
-	case engine.SnapshotSafety:
-		return engine.OpRestore
-	default:
-		return engine.OpSnapshot
-	}
 }
 
 // VerifyObject decides a restore once its extraction from src has stopped, with xerr (nil if
