@@ -108,8 +108,8 @@ type Snapshot struct {
 	DeletedAt time.Time `json:"deleted_at,omitzero"`
 	SizeBytes int64     `json:"size_bytes"`
 	// UnpackedBytes is what the snapshot holds unpacked (archives: the sum of the files' sizes),
-	// recorded when it is made so a restore stops as soon as an object expands past it; -1 when
-	// unknown (snapshots recorded before sailtui kept it).
+	// recorded when it is made so a restore stops as soon as an object expands past it; 0 or
+	// less when unknown (-1: recorded before sailtui kept it) or nothing to bound.
 	UnpackedBytes int64 `json:"unpacked_bytes"`
 	// SHA256 of the stored archive (archive-backed volumes); checked on every restore.
 	SHA256 string `json:"sha256,omitempty"`

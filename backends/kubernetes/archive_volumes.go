@@ -335,6 +335,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	}
 	snap.Location = key
 	snap.SizeBytes = out.N()
+	snap.UnpackedBytes = pk.done
 	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = archive.BackendName
 	return snap, nil
@@ -544,6 +545,9 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	if snap.SHA256 == "" {
 		return fail(fmt.Errorf("no recorded checksum to verify against: %w", engine.ErrBadInput))
 	}
+	if err := archive.CheckObjectSize(ctx, a.store, key, snap); err != nil {
+		return fail(err)
+	}
 	rc, err := a.store.Get(ctx, key)
 	if err != nil {
 		return fail(fmt.Errorf("object %s: %w", key, err))
@@ -585,7 +589,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 			}
 			inR.CloseWithError(err)
 		})
-	ferr := filterArchive(ctx, src, inW, a.opts.Limits)
+	ferr := filterArchive(ctx, src, inW, a.opts.Limits.ForSnapshot(snap))
 	if ferr != nil {
 		inW.CloseWithError(ferr)
 		cancel()

@@ -768,3 +768,35 @@ func TestArchiveSwapRecovers(t *testing.T) {
 		})
 	}
 }
+
+// A decompression bomb in place of the object: refused before it is read when its size is not
+// the recorded one, and stopped at the recorded unpacked size when it is, with nothing sent to
+// the pod's tar and the tree untouched (as archive.Sandwich does).
+func TestArchiveRestoreStopsZstdBomb(t *testing.T) {
+	e := newArchiveEnv(t, nil)
+	ctx := t.Context()
+	if err := os.WriteFile(filepath.Join(e.root, "small.txt"), []byte("small\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.av.Create(ctx, e.p, e.snap("s-bomb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.UnpackedBytes <= 0 {
+		t.Fatalf("Create recorded no unpacked size: %+v", snap)
+	}
+	want := treeState(t, e.root, nil)
+	bomb := zstdTar(t, []tarEntry{{hdr: tar.Header{Name: "bomb", Typeflag: tar.TypeReg, Mode: 0o644, Size: 64 << 20}, data: strings.Repeat("\x00", 64<<20)}})
+	if _, err := e.store.Put(ctx, snap.Location, bytes.NewReader(bomb)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.av.Restore(ctx, e.p, snap, nil); !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "recorded") {
+		t.Errorf("restore of a bomb of another size: %v, want a size mismatch", err)
+	}
+	forged := snap
+	forged.SizeBytes = int64(len(bomb))
+	if err := e.av.Restore(ctx, e.p, forged, nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", snap.UnpackedBytes)) {
+		t.Errorf("restore of a bomb of the recorded size: %v, want it stopped at the recorded %d unpacked bytes", err, snap.UnpackedBytes)
+	}
+	diffStates(t, "tree after the refused restores", treeState(t, e.root, nil), want)
+}

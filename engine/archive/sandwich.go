@@ -273,16 +273,8 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		}
 	}()
 
-	// An object of another size than the one recorded is not this snapshot: refused before a
-	// byte of it is decompressed (a small object may expand into more than the disk holds).
-	if snap.SizeBytes > 0 {
-		info, err := s.store.Head(ctx, key)
-		if err != nil {
-			return fail(fmt.Errorf("object %s: %w", key, err))
-		}
-		if info.Size != snap.SizeBytes {
-			return fail(fmt.Errorf("object %s has %d bytes, recorded %d: %w", key, info.Size, snap.SizeBytes, engine.ErrChecksum))
-		}
+	if err := CheckObjectSize(ctx, s.store, key, snap); err != nil {
+		return fail(err)
 	}
 	rc, err := s.store.Get(ctx, key)
 	if err != nil {
@@ -303,11 +295,7 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	if lim.MaxWindow <= 0 {
 		lim.MaxWindow = SnapshotMaxWindow
 	}
-	// The checksum is known only at the end of the object: until then the recorded unpacked
-	// size is what stops an object that expands past what Create wrote.
-	if snap.UnpackedBytes >= 0 && (lim.MaxBytes <= 0 || snap.UnpackedBytes < lim.MaxBytes) {
-		lim.MaxBytes = max(snap.UnpackedBytes, 1)
-	}
+	lim = lim.ForSnapshot(snap)
 	stopFlusher := startFlusher(tmp)
 	_, xerr := Extract(ctx, src, tmp, lim)
 	stopFlusher()
@@ -323,6 +311,34 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	}
 	swapped = true
 	return nil
+}
+
+// CheckObjectSize refuses an object of another size than the one recorded for snap before a
+// byte of it is decompressed: it is not this snapshot, and a small object may expand into more
+// than the disk holds (a zstd bomb).
+func CheckObjectSize(ctx context.Context, store engine.ObjectStore, key string, snap engine.Snapshot) error {
+	if snap.SizeBytes <= 0 {
+		return nil
+	}
+	info, err := store.Head(ctx, key)
+	if err != nil {
+		return fmt.Errorf("object %s: %w", key, err)
+	}
+	if info.Size != snap.SizeBytes {
+		return fmt.Errorf("object %s has %d bytes, recorded %d: %w", key, info.Size, snap.SizeBytes, engine.ErrChecksum)
+	}
+	return nil
+}
+
+// ForSnapshot is l for restoring snap: the checksum is known only at the end of the object,
+// so until then the unpacked size recorded at create is what stops an object that expands
+// past what was written. An unknown size (0 or less: an old snapshot, an empty tree, a
+// snapshot record made by hand) leaves l as it is.
+func (l Limits) ForSnapshot(snap engine.Snapshot) Limits {
+	if snap.UnpackedBytes > 0 && (l.MaxBytes <= 0 || snap.UnpackedBytes < l.MaxBytes) {
+		l.MaxBytes = snap.UnpackedBytes
+	}
+	return l
 }
 
 // RemoveLeftovers implements engine.LeftoverCleaner when the object store does: what killed
