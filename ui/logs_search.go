@@ -1,0 +1,151 @@
+package ui
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+)
+
+func (l *logsPane) startSearch() tea.Cmd {
+	l.searching = true
+	l.input.SetValue(l.query)
+	l.input.CursorEnd()
+	return l.input.Focus()
+}
+
+func (l *logsPane) updateSearch(msg tea.Msg) tea.Cmd {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch {
+		case key.Matches(k, l.keys.Accept):
+			l.searching = false
+			l.input.Blur()
+			l.setQuery(l.input.Value())
+			if l.re != nil {
+				return l.jump(-1)
+			}
+			return nil
+		case key.Matches(k, l.keys.Cancel):
+			l.searching = false
+			l.input.Blur()
+			l.setQuery("")
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	l.input, cmd = l.input.Update(msg)
+	return cmd
+}
+
+func (l *logsPane) searchLine() (string, *tea.Cursor) { return l.input.View(), l.input.Cursor() }
+
+// setQuery compiles a search: a case-insensitive regular expression, or the text itself when
+// it is not a valid one.
+func (l *logsPane) setQuery(q string) {
+	l.query = q
+	l.re = nil
+	if q == "" {
+		return
+	}
+	re, err := regexp.Compile("(?i)" + q)
+	if err != nil {
+		re = regexp.MustCompile("(?i)" + regexp.QuoteMeta(q))
+	}
+	l.re = re
+}
+
+func (l *logsPane) whyMatch() string {
+	if l.re == nil {
+		return "no search (/ starts one)"
+	}
+	return ""
+}
+
+// jump moves to the next match older (dir -1) or newer (1) than the line in the middle of
+// the screen, leaving follow so the match stays put.
+func (l *logsPane) jump(dir int) tea.Cmd {
+	if l.re == nil || l.ring.len() == 0 {
+		return nil
+	}
+	half := int64(max(l.h-2, 1) / 2)
+	from := l.ring.end() - 1
+	if !l.follow {
+		from = l.bottom - half
+	} else if dir < 0 {
+		from = l.ring.end() // the newest line is a candidate too
+	}
+	for s := from + int64(dir); s >= l.ring.start() && s < l.ring.end(); s += int64(dir) {
+		if ln := l.ring.at(s); !ln.marker && l.re.MatchString(ln.text) {
+			l.follow = false
+			l.bottom = min(s+half, l.ring.end()-1)
+			return nil
+		}
+	}
+	return hintCmd(fmt.Sprintf("no %s match for /%s", map[int]string{-1: "older", 1: "newer"}[dir], l.query))
+}
+
+func (l *logsPane) whySave() string {
+	if l.ring.len() == 0 {
+		return "no lines yet"
+	}
+	return ""
+}
+
+// save asks where to write the lines held and writes them in the background.
+func (l *logsPane) save() tea.Cmd {
+	name := fmt.Sprintf("%s-%s-%s.log", l.proj.Slug, l.container, l.env.now.In(l.env.loc).Format("20060102-150405"))
+	body := []para{{text: fmt.Sprintf("Write the %d lines held to a file (relative to the directory the console started in). An existing file is not overwritten.", l.ring.len())}}
+	d := newPrompt(l.env, "Save log", "save", body, name, "file name", 4096, func(path string) tea.Cmd {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return hintCmd("save: no file name")
+		}
+		lines := l.ring.lines()
+		stamps, loc := l.stamps, l.env.loc
+		return func() tea.Msg {
+			n, err := writeLog(path, lines, stamps, loc)
+			if err != nil {
+				return errMsg{err: fmt.Errorf("save log: %w", err)}
+			}
+			return hintSaved(n, path)
+		}
+	})
+	return msgCmd(openDialogMsg{d: d})
+}
+
+func hintSaved(n int, path string) tea.Msg {
+	return infoMsg{text: fmt.Sprintf("saved %s to %s", plural(n, "line"), path)}
+}
+
+// infoMsg reports a finished piece of background work that is not an engine action.
+type infoMsg struct{ text string }
+
+func writeLog(path string, lines []logLine, stamps bool, loc *time.Location) (int, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriter(f)
+	n := 0
+	for _, ln := range lines {
+		if ln.marker {
+			continue
+		}
+		if stamps {
+			w.WriteString(ln.at.In(loc).Format(time.RFC3339Nano) + " ")
+		}
+		w.WriteString(ln.text)
+		w.WriteByte('\n')
+		n++
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	return n, f.Close()
+}

@@ -1,0 +1,223 @@
+package ui
+
+import (
+	"fmt"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// currentProject is the project the operator is looking at: the pane's, else the selected one.
+func (m *model) currentProject() (engine.Project, bool) {
+	if p, ok := m.top().project(); ok {
+		return p, true
+	}
+	return m.projects.selected()
+}
+
+// show puts a pane on screen with its canonical trail behind it (Projects › slug › Timeline;
+// Projects › slug › container › Logs), reusing the panes already open for the same thing so a
+// tab back and forth keeps their place and their streams.
+func (m *model) show(k paneKind, p engine.Project, container string) tea.Cmd {
+	type want struct {
+		kind      paneKind
+		container string
+	}
+	var path []want
+	switch k {
+	case kindContainers, kindTimeline, kindDescribe:
+		path = []want{{kind: k}}
+	case kindLogs:
+		path = []want{{kind: kindContainers}, {kind: kindLogs, container: container}}
+	case kindSweep, kindDoctor:
+		path = []want{{kind: k}}
+	}
+	if p.ID != "" {
+		m.projects.selectID(p.ID)
+	}
+	next := []pane{m.projects}
+	var cmds []tea.Cmd
+	for _, w := range path {
+		var found pane
+		for _, s := range m.stack[1:] {
+			if paneIs(s, w.kind, p.ID, w.container) {
+				found = s
+			}
+		}
+		if found == nil {
+			found = m.newPane(w.kind, p, w.container)
+			cmds = append(cmds, found.open())
+		}
+		if c, ok := found.(*containersPane); ok && container != "" {
+			c.selectName(container)
+		}
+		next = append(next, found)
+	}
+	m.remember()
+	for _, s := range m.stack {
+		if !containsPane(next, s) {
+			s.close()
+		}
+	}
+	m.stack = next
+	m.showHelp = false
+	m.resize()
+	return tea.Batch(cmds...)
+}
+
+func containsPane(ps []pane, p pane) bool {
+	for _, x := range ps {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// paneIs tells whether p shows kind k for project id (and container, for logs).
+func paneIs(p pane, k paneKind, id, container string) bool {
+	if p.kind() != k {
+		return false
+	}
+	if k == kindSweep || k == kindDoctor {
+		return true
+	}
+	pr, _ := p.project()
+	if pr.ID != id {
+		return false
+	}
+	if lp, ok := p.(*logsPane); ok {
+		return lp.container == container
+	}
+	return true
+}
+
+func (m *model) newPane(k paneKind, p engine.Project, container string) pane {
+	switch k {
+	case kindContainers:
+		return newContainersPane(m.env, p)
+	case kindTimeline:
+		return newTimelinePane(m.env, p)
+	case kindLogs:
+		return newLogsPane(m.env, p, container)
+	case kindDescribe:
+		return newDescribePane(m.env, p)
+	case kindSweep:
+		return newSweepPane(m.env)
+	case kindDoctor:
+		return newDoctorPane(m.env)
+	}
+	return m.projects
+}
+
+// tabOrder is the order tab walks the panes of the current project in.
+var tabOrder = []paneKind{kindProjects, kindContainers, kindTimeline, kindLogs}
+
+// cycle shows the next (dir 1) or previous (-1) pane of the current project; logs are in the
+// cycle only once a container is known.
+func (m *model) cycle(dir int) tea.Cmd {
+	p, ok := m.currentProject()
+	if !ok {
+		return hintCmd("no project selected")
+	}
+	container := m.knownContainer(p)
+	cur := 0
+	for i, k := range tabOrder {
+		if k == m.top().kind() {
+			cur = i
+		}
+	}
+	for step := 1; step <= len(tabOrder); step++ {
+		k := tabOrder[((cur+dir*step)%len(tabOrder)+len(tabOrder))%len(tabOrder)]
+		if k == kindLogs && container == "" {
+			continue
+		}
+		if k == kindProjects {
+			for len(m.stack) > 1 {
+				m.pop()
+			}
+			return nil
+		}
+		return m.show(k, p, container)
+	}
+	return nil
+}
+
+// remember notes the containers pointed at on screen before the panes showing them go.
+func (m *model) remember() {
+	for _, s := range m.stack {
+		switch s := s.(type) {
+		case *logsPane:
+			m.lastContainer[s.proj.ID] = s.container
+		case *containersPane:
+			if cv, ok := s.selected(); ok {
+				m.lastContainer[s.proj.ID] = cv.Name
+			}
+		}
+	}
+}
+
+// knownContainer is the container the operator last pointed at in project p, if any.
+func (m *model) knownContainer(p engine.Project) string {
+	m.remember()
+	return m.lastContainer[p.ID]
+}
+
+// runCommand carries out a `:` command.
+func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
+	project := func() (engine.Project, bool) {
+		if msg.arg == "" {
+			p, ok := m.currentProject()
+			if !ok {
+				m.status = statusLine{at: m.env.now, text: ":" + msg.cmd.name + ": no project selected", kind: statusHint}
+			}
+			return p, ok
+		}
+		p, ok := m.projects.bySlug(msg.arg)
+		if !ok {
+			m.setErr(fmt.Errorf(":%s: no project %q: %w", msg.cmd.name, msg.arg, engine.ErrNotFound))
+		}
+		return p, ok
+	}
+	switch msg.cmd.name {
+	case "quit":
+		return tea.Quit
+	case "help":
+		m.showHelp = true
+	case "projects":
+		for len(m.stack) > 1 {
+			m.pop()
+		}
+	case "sweep":
+		return m.show(kindSweep, engine.Project{}, "")
+	case "doctor":
+		return m.show(kindDoctor, engine.Project{}, "")
+	case "containers", "timeline", "describe":
+		if p, ok := project(); ok {
+			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe}[msg.cmd.name], p, "")
+		}
+	case "logs":
+		p, ok := m.currentProject()
+		if !ok {
+			return hintCmd(":logs: no project selected")
+		}
+		name := msg.arg
+		if name == "" {
+			name = m.knownContainer(p)
+		}
+		if name != "" {
+			return m.show(kindLogs, p, name)
+		}
+		// The containers are not known yet: list them, then open the first one's logs.
+		cmd := m.show(kindContainers, p, "")
+		if c, ok := m.top().(*containersPane); ok {
+			if c.loaded && len(c.rows) > 0 {
+				return tea.Batch(cmd, m.show(kindLogs, p, c.rows[0].Name))
+			}
+			c.thenLogs = "*"
+		}
+		return cmd
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func (m *model) View() tea.View {
+	var v tea.View
+	v.AltScreen = true
+	v.WindowTitle = "sailtui"
+	if m.w <= 0 || m.h <= 0 {
+		return v
+	}
+	if m.tooSmall() {
+		v.SetContent(m.tooSmallView())
+		return v
+	}
+	top := m.top()
+	lines := make([]string, 0, m.h)
+	lines = append(lines, splitLines(m.header.view(m.projects.counts, m.projects.loaded))...)
+	lines = append(lines, m.breadcrumb())
+	bodyTop := len(lines)
+	var body []string
+	if m.showHelp {
+		body = splitLines(block(m.helpBody(), m.w, m.bodyHeight()))
+	} else {
+		body = splitLines(top.view())
+	}
+	if m.dialog != nil {
+		box, cur := frameDialog(m.env, m.dialog, dialogWidth(m.w))
+		var x, y int
+		body, x, y = overlay(body, box, m.w)
+		if cur != nil {
+			cur.Position.X += x
+			cur.Position.Y += bodyTop + y
+			v.Cursor = cur
+		}
+	}
+	lines = append(lines, body...)
+	lines = append(lines, m.ops.view(m.env, m.w)...)
+	statusRow := len(lines)
+	var line string
+	var cur *tea.Cursor
+	switch {
+	case m.dialog != nil:
+		line = m.statusBar()
+	case m.cmd.active:
+		line, cur = m.cmd.view(m.w)
+	case top == pane(m.projects) && m.projects.editing:
+		line, cur = m.projects.filterLine()
+	default:
+		if lp, ok := top.(*logsPane); ok && lp.searching {
+			line, cur = lp.searchLine()
+		} else {
+			line = m.statusBar()
+		}
+	}
+	if cur != nil && statusRow < m.h {
+		cur.Position.Y += statusRow
+		v.Cursor = cur
+	}
+	lines = append(lines, line)
+	lines = append(lines, m.shortHelp())
+	v.SetContent(block(lines, m.w, m.h))
+	return v
+}
+
+// statusBar is the last message with what is known of hibernation sweeps at the right; the
+// message keeps the room it needs.
+func (m *model) statusBar() string {
+	msg := m.status.view(m.env)
+	// spread keeps two columns between the two sides.
+	return spread(msg, m.sweep.view(m.env, m.w-width(msg)-2), m.w)
+}
+
+func (m *model) tooSmallView() string {
+	th := m.env.theme
+	msg := []string{
+		th.Error.Render("terminal too small"),
+		th.Value.Render(fmt.Sprintf("%d×%d, need at least %d×%d", m.w, m.h, minWidth, minHeight)),
+		th.Muted.Render("enlarge the window, or q to quit"),
+	}
+	lines := make([]string, m.h)
+	start := max((m.h-len(msg))/2, 0)
+	for i, l := range msg {
+		if start+i < m.h {
+			lines[start+i] = center(l, m.w)
+		}
+	}
+	return block(lines, m.w, m.h)
+}
+
+// shortHelp is the bottom line: the pane's keys that fit, then always the global ones, so
+// "? help" never falls off a narrow screen.
+func (m *model) shortHelp() string {
+	hk := m.helpKeys()
+	pane, global := hk.pane.ShortHelp(), hk.globals()
+	// Measured untruncated: the help model's own truncation would cut the globals first.
+	wide := m.help
+	wide.SetWidth(0)
+	for n := len(pane); ; n-- {
+		keys := append(append([]keyBinding(nil), pane[:n]...), global...)
+		line := wide.ShortHelpView(keys)
+		if n == 0 || width(line) <= m.w {
+			return line
+		}
+	}
+}
+
+func (m *model) helpKeys() helpKeys {
+	top := m.top()
+	switch {
+	case m.dialog != nil:
+		return helpKeys{pane: m.dialog.keyMap(), global: m.keys, capturing: true}
+	case m.cmd.active:
+		return helpKeys{pane: m.cmd.keyMap(), global: m.keys, capturing: true}
+	}
+	return helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: top.capturing()}
+}
+
+func (m *model) helpBody() []string {
+	th := m.env.theme
+	lines := []string{th.Title.Render("Keys") + th.Muted.Render("  (any key closes; q quits)"), ""}
+	lines = append(lines, splitLines(m.help.FullHelpView(m.helpKeys().FullHelp()))...)
+	if m.status.text != "" {
+		// The status line cuts a long message; here it is whole.
+		lines = append(lines, "", th.Title.Render("Last message"))
+		for _, l := range wrapText(sanitize(m.status.text), max(m.w-2, 10)) {
+			lines = append(lines, "  "+th.Value.Render(l))
+		}
+	}
+	lines = append(lines, "", th.Title.Render("Commands")+th.Muted.Render("  (: then tab completes)"))
+	for _, c := range commands {
+		name := ":" + c.name
+		if c.args != "" {
+			name += " " + c.args
+		}
+		alias := ""
+		if len(c.aliases) > 0 {
+			alias = " (" + strings.Join(c.aliases, ", ") + ")"
+		}
+		lines = append(lines, th.HelpKey.Render(fmt.Sprintf("%-22s", name))+th.HelpDesc.Render(c.desc+alias))
+	}
+	return lines
+}
+
+func (m *model) breadcrumb() string {
+	th := m.env.theme
+	parts := make([]string, len(m.stack))
+	for i, p := range m.stack {
+		parts[i] = sanitize(p.crumb())
+	}
+	return th.Title.Render(strings.Join(parts, " › ")) + "  " + th.Muted.Render(sanitize(m.top().info()))
+}
