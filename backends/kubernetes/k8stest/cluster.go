@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"github.com/sailtui/sailtui/backends/internal/testproc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -128,7 +128,7 @@ func findBin() (string, error) {
 	dir := os.Getenv(BinEnv)
 	where := "$" + BinEnv + "=" + dir
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := testproc.RepoRoot()
 		if err != nil {
 			return "", fmt.Errorf("k8stest: find the repository's .tools/bin: %w\n%s", err, buildHint())
 		}
@@ -152,7 +152,7 @@ func findBin() (string, error) {
 // tools` runs it: the -X flags stamp the release into /version, as Kubernetes' own build does.
 func BuildCommand() string {
 	root := "<repo>"
-	if r, err := repoRoot(); err == nil {
+	if r, err := testproc.RepoRoot(); err == nil {
 		root = r
 	}
 	ldflags := "-X k8s.io/component-base/version.gitVersion=" + Version +
@@ -165,34 +165,14 @@ func buildHint() string {
 	return "build them with `make tools` (about 6 min cold), or:\n  " + BuildCommand()
 }
 
-// repoRoot walks up from the working directory (a test runs in its package's directory) to
-// the directory holding the main module's go.mod. The tool module's go.mod is never above a
-// test of the main module, so the first go.mod found is the right one.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
 // writeSecrets writes the token file, the service-account signing key and the API server's
 // serving certificate.
 func (c *Cluster) writeSecrets() error {
-	token, err := randomHex(16)
+	token, err := testproc.RandomHex(16)
 	if err != nil {
 		return err
 	}
-	if c.kcmToken, err = randomHex(16); err != nil {
+	if c.kcmToken, err = testproc.RandomHex(16); err != nil {
 		return err
 	}
 	// The controller manager gets a user of its own, so the API server's logs and audit tell
@@ -274,9 +254,13 @@ func servingCert() (certPEM, keyPEM []byte, err error) {
 func (c *Cluster) startEtcd(ctx context.Context, bin string) (string, error) {
 	var url string
 	err := retryPorts(func() error {
-		client, peer := freePort(), freePort()
-		if client == 0 || peer == 0 {
-			return errors.New("k8stest: find a free port for etcd")
+		client, err := testproc.FreePort()
+		if err != nil {
+			return fmt.Errorf("k8stest: etcd: %w", err)
+		}
+		peer, err := testproc.FreePort()
+		if err != nil {
+			return fmt.Errorf("k8stest: etcd: %w", err)
 		}
 		url = "http://127.0.0.1:" + strconv.Itoa(client)
 		peerURL := "http://127.0.0.1:" + strconv.Itoa(peer)
@@ -320,9 +304,9 @@ func (c *Cluster) startEtcd(ctx context.Context, bin string) (string, error) {
 
 func (c *Cluster) startAPIServer(ctx context.Context, bin, etcdURL string) error {
 	return retryPorts(func() error {
-		port := freePort()
-		if port == 0 {
-			return errors.New("k8stest: find a free port for kube-apiserver")
+		port, err := testproc.FreePort()
+		if err != nil {
+			return fmt.Errorf("k8stest: kube-apiserver: %w", err)
 		}
 		p, err := startProc(filepath.Join(bin, "kube-apiserver"), c.path("kube-apiserver.log"),
 			"--etcd-servers", etcdURL,
@@ -444,22 +428,4 @@ func retryPorts(start func() error) error {
 		}
 	}
 	return err
-}
-
-// freePort is a loopback port nobody listens on right now, or 0.
-func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func randomHex(n int) (string, error) {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("k8stest: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	"github.com/sailtui/sailtui/backends/internal/testproc"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -107,7 +108,7 @@ func (c *Cluster) waitEstablished(ctx context.Context, name string) error {
 // moduleDir is where the module, as required by the main module, is in the module cache. The
 // test binary was built with it, so it has been downloaded.
 func moduleDir(ctx context.Context, module string) (string, error) {
-	root, err := repoRoot()
+	root, err := testproc.RepoRoot()
 	if err != nil {
 		return "", fmt.Errorf("k8stest: find %s: %w", module, err)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/sailtui/sailtui/backends/internal/testproc"
 )
 
 // errExited marks a component that exited while starting, which is what one does when its
@@ -36,7 +38,7 @@ func startProc(bin, logPath string, args ...string) (*proc, error) {
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	// Settings of the developer's cluster must not steer the components.
 	p.cmd.Env = cleanEnv()
-	dieWithParent(p.cmd)
+	testproc.DieWithParent(p.cmd)
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("k8stest: start %s: %w\n%s", bin, err, buildHint())
 	}

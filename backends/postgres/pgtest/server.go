@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/sailtui/sailtui/backends/internal/testproc"
 )
 
 // BinEnv, when set, is the directory holding initdb and postgres (instead of the newest
@@ -68,7 +68,7 @@ func NewServer(ctx context.Context) (*Server, error) {
 	}
 	// A port found free can be taken before the server binds it: try a few.
 	for attempt := 0; ; attempt++ {
-		if s.Port, err = freePort(); err == nil {
+		if s.Port, err = testproc.FreePort(); err == nil {
 			err = s.Start(ctx)
 		}
 		if err == nil || attempt == 2 || ctx.Err() != nil {
@@ -146,15 +146,6 @@ func (s *Server) command(ctx context.Context, name string, args ...string) *exec
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "LC_ALL=C", "LANG=C", "TZ=UTC"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	return cmd
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pgtest: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // DSN is the URL of database db as the superuser "postgres".

@@ -6,15 +6,12 @@ package s3test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -22,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/sailtui/sailtui/backends/internal/testproc"
 )
 
 // Version is the versitygw release the tests are written against.
@@ -77,7 +75,11 @@ func Start(tb testing.TB) *Server {
 	if err := os.Mkdir(s.dataDir, 0o755); err != nil {
 		tb.Fatalf("s3test: %v", err)
 	}
-	s.addr = freeAddr(tb)
+	port, err := testproc.FreePort()
+	if err != nil {
+		tb.Fatalf("s3test: %v", err)
+	}
+	s.addr = "127.0.0.1:" + strconv.Itoa(port)
 	s.Endpoint = "http://" + s.addr
 	tb.Cleanup(s.Kill)
 	s.start()
@@ -155,7 +157,7 @@ func (s *Server) start() {
 	// Credentials through the environment, so they do not show in the process list.
 	cmd.Env = append(os.Environ(), "ROOT_ACCESS_KEY="+s.AccessKey, "ROOT_SECRET_KEY="+s.SecretKey)
 	cmd.Stdout, cmd.Stderr = log, log
-	dieWithParent(cmd)
+	testproc.DieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		s.tb.Fatalf("s3test: start %s: %v\n%s", s.bin, err, installHint())
 	}
@@ -213,7 +215,7 @@ func findBinary(tb testing.TB) string {
 		}
 		return p
 	}
-	if root, err := repoRoot(); err == nil {
+	if root, err := testproc.RepoRoot(); err == nil {
 		if p := filepath.Join(root, ".tools", "bin", "versitygw"); isExecutable(p) {
 			return p
 		}
@@ -228,7 +230,7 @@ func findBinary(tb testing.TB) string {
 // InstallCommand is the command that puts versitygw where Start looks for it.
 func InstallCommand() string {
 	gobin := "<repo>/.tools/bin"
-	if root, err := repoRoot(); err == nil {
+	if root, err := testproc.RepoRoot(); err == nil {
 		gobin = filepath.Join(root, ".tools", "bin")
 	}
 	return fmt.Sprintf("GOBIN=%s go install github.com/versity/versitygw/cmd/versitygw@%s", gobin, Version)
@@ -243,41 +245,10 @@ func isExecutable(p string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
-// repoRoot walks up from the working directory (a test runs in its package's directory) to
-// the directory holding go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// freeAddr picks a loopback port nobody listens on. The server binds it a moment later; the
-// race with another process taking it in between is accepted for tests.
-func freeAddr(tb testing.TB) string {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("s3test: find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 func randomHex(tb testing.TB, n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
+	h, err := testproc.RandomHex(n)
+	if err != nil {
 		tb.Fatalf("s3test: %v", err)
 	}
-	return hex.EncodeToString(b)
+	return h
 }
