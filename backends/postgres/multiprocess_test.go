@@ -1,137 +1,24 @@
 package postgres
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/storetest"
 )
 
-const (
-	helperEnv  = "SAILTUI_PG_CLAIM_HELPER" // DSN for the child
-	helperDir  = "SAILTUI_PG_CLAIM_DIR"    // where children say they are ready and wait for "go"
-	children   = 4
-	raceRounds = 100
-)
+func openTarget(t *testing.T, dsn string) engine.Store { return openDSN(t, dsn) }
 
 // TestMultiProcessClaims races real processes, each with its own pool, over the same projects
-// in clashing orders: every project must be claimed exactly once.
+// in clashing orders.
 func TestMultiProcessClaims(t *testing.T) {
-	dsn := pgtest.Start(t)
-	s := openDSN(t, dsn)
-	for i := range raceRounds {
-		p := engine.Project{ID: fmt.Sprintf("p%02d", i), Slug: fmt.Sprintf("race-%02d", i), Status: engine.StatusActive}
-		if err := s.CreateProject(t.Context(), p, nil, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
-
-	barrier := t.TempDir()
-	cmds := make([]*exec.Cmd, children)
-	outs := make([]*bytes.Buffer, children)
-	for i := range cmds {
-		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestClaimHelperProcess$")
-		cmd.Env = append(os.Environ(), helperEnv+"="+dsn, helperDir+"="+barrier, "SAILTUI_CHILD="+strconv.Itoa(i))
-		outs[i] = new(bytes.Buffer)
-		cmd.Stdout, cmd.Stderr = outs[i], outs[i]
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds[i] = cmd
-	}
-	// Children start slowly (a race-instrumented binary each); release them together.
-	deadline := time.Now().Add(30 * time.Second)
-	for ready := 0; ready < children; {
-		ms, _ := filepath.Glob(filepath.Join(barrier, "ready-*"))
-		if ready = len(ms); ready < children {
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d of %d children ready", ready, children)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(barrier, "go"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	won := map[string]string{} // project -> winning op
-	for i, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("child %d: %v\n%s", i, err, outs[i])
-		}
-		sc := bufio.NewScanner(outs[i])
-		for sc.Scan() {
-			rest, ok := strings.CutPrefix(sc.Text(), "WON ")
-			if !ok {
-				continue
-			}
-			proj, op, _ := strings.Cut(rest, " ")
-			if prev, dup := won[proj]; dup {
-				t.Errorf("project %s claimed twice: by %s and %s", proj, prev, op)
-			}
-			won[proj] = op
-		}
-	}
-	perChild := map[string]int{}
-	for _, op := range won {
-		child, _, _ := strings.Cut(op, "-")
-		perChild[child]++
-	}
-	t.Logf("claims won per child: %v", perChild)
-	for i := range raceRounds {
-		id := fmt.Sprintf("p%02d", i)
-		p, err := s.GetProject(t.Context(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if won[id] == "" || p.OpID != won[id] {
-			t.Errorf("project %s: held by %q, reported winner %q", id, p.OpID, won[id])
-		}
-	}
+	storetest.RunMultiProcessClaims(t, pgtest.Start(t), "TestClaimHelperProcess", openTarget)
 }
 
 // TestClaimHelperProcess is the child of TestMultiProcessClaims; it does nothing on its own.
 func TestClaimHelperProcess(t *testing.T) {
-	dsn := os.Getenv(helperEnv)
-	if dsn == "" {
+	if !storetest.MultiProcessClaimChild(t, openTarget) {
 		t.Skip("helper process for TestMultiProcessClaims")
-	}
-	barrier, child := os.Getenv(helperDir), os.Getenv("SAILTUI_CHILD")
-	s := openDSN(t, dsn)
-	if err := os.WriteFile(filepath.Join(barrier, "ready-"+child), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(barrier, "go")); err == nil {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	n, _ := strconv.Atoi(child)
-	for k := range raceRounds {
-		// Odd children walk the projects backwards, so they also collide head-on mid-way.
-		i := k
-		if n%2 == 1 {
-			i = raceRounds - 1 - k
-		}
-		id := fmt.Sprintf("p%02d", i)
-		op := fmt.Sprintf("child%s-%02d", child, i)
-		_, err := s.ClaimProject(t.Context(), id, engine.Claim{OpID: op, Kind: engine.OpHibernate, Owner: "child" + child,
-			Now: time.Now(), From: []engine.ProjectStatus{engine.StatusActive}, To: engine.StatusHibernating})
-		switch {
-		case err == nil:
-			fmt.Printf("WON %s %s\n", id, op)
-		case !errors.Is(err, engine.ErrConflict):
-			t.Fatalf("claim %s: %v", id, err)
-		}
 	}
 }
