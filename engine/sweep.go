@@ -59,8 +59,12 @@ type SweepReport struct {
 	FreedBytes int64       `json:"freed_bytes"`
 	// Leftovers is what the purge removed of writes that never finished (temporary archives
 	// of killed writers, abandoned multipart uploads), when the volumes can tell.
-	Leftovers  *Leftovers `json:"leftovers,omitempty"`
-	DurationMS int64      `json:"duration_ms"`
+	Leftovers *Leftovers `json:"leftovers,omitempty"`
+	// StoppedEarly says why the sweep stopped before it was done, when its context ended
+	// (SIGTERM, a deadline) at a point where nothing was left half-done: not a failure; what it
+	// did is in the report and the next run goes on.
+	StoppedEarly string `json:"stopped_early,omitempty"`
+	DurationMS   int64  `json:"duration_ms"`
 }
 
 // LockState is what a sweep found of its global lock, as the JSON summary and the metrics say it.
@@ -72,6 +76,20 @@ const (
 	LockDryRun     LockState = "not-taken (dry run)"
 	LockNotStarted LockState = "not-taken (stopped)"
 )
+
+// stoppedEarly turns the error of a sweep whose own context ended (SIGTERM, --deadline) before
+// it claimed anything (taking the lock, selecting) or after its projects were done into a
+// report that says so: a sweep told to stop has not failed.
+func stoppedEarly(ctx context.Context, rep *SweepReport, err *error) {
+	if *err == nil || ctx.Err() == nil || !(errors.Is(*err, context.Canceled) || errors.Is(*err, context.DeadlineExceeded)) {
+		return
+	}
+	rep.StoppedEarly = fmt.Sprintf("%v (%v)", context.Cause(ctx), *err)
+	if rep.Lock == "" {
+		rep.Lock = LockNotStarted
+	}
+	*err = nil
+}
 
 // OK is false when any project failed.
 func (r SweepReport) OK() bool { return len(r.Failed) == 0 }
@@ -101,6 +119,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 	rep = SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
 		Hibernated: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
+	defer stoppedEarly(ctx, &rep, &err)
 	release, proceed, err := e.beginSweep(ctx, &rep, lockHibernate)
 	if !proceed {
 		return rep, err
@@ -391,6 +410,7 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 	rep = SweepReport{Sweep: "purge", DryRun: opts.DryRun, AsOf: asOf,
 		Purged: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
+	defer stoppedEarly(ctx, &rep, &err)
 	release, proceed, err := e.beginSweep(ctx, &rep, lockPurge)
 	if !proceed {
 		return rep, err

@@ -85,15 +85,8 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	default:
 		return rep, fmt.Errorf("unknown sweep %q: want hibernate or purge: %w", which, engine.ErrBadInput)
 	}
-	if err != nil && stoppedEarly(ctx, err) && rep.Sweep != "" {
-		// SIGTERM or --deadline came before the sweep claimed anything (taking the lock,
-		// selecting) or after its projects were done (the stop tier's selection): that is a
-		// sweep told to stop, not a failure. What it did is in the summary; the next run goes on.
-		a.log.Warn("sweep stopped early", "sweep", which, "cause", context.Cause(ctx).Error(), "err", err.Error())
-		if rep.Lock == "" {
-			rep.Lock = engine.LockNotStarted
-		}
-		err = nil
+	if rep.StoppedEarly != "" {
+		a.log.Warn("sweep stopped early", "sweep", which, "cause", rep.StoppedEarly)
 	}
 	if err != nil {
 		return rep, err
@@ -124,11 +117,6 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 			fmt.Fprintf(tw, "freed\t%s\n", size(rep.FreedBytes))
 		}
 	})
-}
-
-// stoppedEarly: err is the sweep's context ending (SIGTERM, --deadline), nothing else.
-func stoppedEarly(ctx context.Context, err error) bool {
-	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }
 
 func sweepCmd(a *app) *cobra.Command {
