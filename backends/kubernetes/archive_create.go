@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -90,12 +89,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 		_ = a.store.Delete(context.WithoutCancel(ctx), key)
 		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.N(), engine.ErrChecksum))
 	}
-	snap.Location = key
-	snap.SizeBytes = out.N()
-	snap.UnpackedBytes = pk.done
-	snap.SHA256 = hex.EncodeToString(out.Sum())
-	snap.Backend = archive.BackendName
-	return snap, nil
+	return archive.Stored(snap, key, out, pk.done), nil
 }
 
 // packer turns the pod's tar stream into an archive.

@@ -180,12 +180,18 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		_ = s.store.Delete(context.WithoutCancel(ctx), key)
 		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.N(), engine.ErrChecksum))
 	}
+	return Stored(snap, key, out, st.Bytes), nil
+}
+
+// Stored is snap as a Create that streamed its archive through out into the object key
+// records it: where it is, its size and SHA-256, and what it holds unpacked.
+func Stored(snap engine.Snapshot, key string, out *stream.HashWriter, unpacked int64) engine.Snapshot {
 	snap.Location = key
 	snap.SizeBytes = out.N()
-	snap.UnpackedBytes = st.Bytes
+	snap.UnpackedBytes = unpacked
 	snap.SHA256 = hex.EncodeToString(out.Sum())
 	snap.Backend = BackendName
-	return snap, nil
+	return snap
 }
 
 // WaitReady implements engine.Volumes. An archive is complete once Put returned, so waiting is
