@@ -346,8 +346,8 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 	if ins.State != nil && ins.State.Paused {
 		// A frozen container cannot act on SIGTERM: it would only wait out StopTimeout for the
 		// kill. Whoever paused it, stopping is what is asked for now.
-		if _, err := r.cli.ContainerUnpause(ctx, ins.ID, client.ContainerUnpauseOptions{}); err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
-			return fmt.Errorf("unpause container %s to stop it: %w", r.containerName(p, c), err)
+		if err := r.unpauseContainer(ctx, ins.ID); err != nil {
+			return fmt.Errorf("%s: to stop it: %w", r.containerName(p, c), err)
 		}
 	}
 	if ins.State != nil && ins.State.Running {

@@ -181,15 +181,48 @@ func (r *Runtime) unpause(ctx context.Context, ids []string) error {
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		wg.Go(func() {
-			_, err := r.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
-			if err != nil && !cerrdefs.IsNotFound(err) && !cerrdefs.IsConflict(err) {
-				errs[i] = fmt.Errorf("unpause container %s: %w", id, err)
-			}
-		})
+		wg.Go(func() { errs[i] = r.unpauseContainer(ctx, id) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// unpauseWait bounds how long unpauseContainer waits for the daemon to report the container
+// running again.
+const unpauseWait = 10 * time.Second
+
+// unpauseContainer unpauses one container and returns once the daemon reports it not paused.
+// The daemon resumes the task before it updates the container's state (it does that on
+// containerd's resume event), so right after a successful unpause an inspect may still say
+// paused, and a second unpause is refused by containerd with "cannot resume a running
+// process". Both are the same fact: the container runs. A container that is gone is fine too.
+func (r *Runtime) unpauseContainer(ctx context.Context, id string) error {
+	_, err := r.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	if err != nil && (cerrdefs.IsNotFound(err) || cerrdefs.IsConflict(err)) {
+		return nil
+	}
+	deadline := time.Now().Add(unpauseWait)
+	for {
+		ins, ierr := r.inspect(ctx, id)
+		switch {
+		case ierr != nil:
+			return fmt.Errorf("unpause container %s: %w", id, errors.Join(err, ierr))
+		case ins == nil || ins.State == nil || !ins.State.Paused:
+			return nil
+		case err == nil && time.Now().Before(deadline):
+			// Unpaused; the daemon's state follows.
+		default:
+			if err == nil {
+				err = fmt.Errorf("still paused %s after the daemon accepted the unpause", unpauseWait)
+			}
+			return fmt.Errorf("unpause container %s: %w", id, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("unpause container %s: %w", id, ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (r *Runtime) writePauseState(p engine.Project, st pauseState) error {
