@@ -23,6 +23,7 @@ type containersKeys struct {
 
 // containersPane is one project's containers.
 type containersPane struct {
+	noInput
 	env     *env
 	keys    containersKeys
 	actions actionList
@@ -157,8 +158,6 @@ func (c *containersPane) setSize(w, h int) {
 	c.w, c.h = w, h
 	c.nav.setHeight(h - 1)
 }
-
-func (c *containersPane) capturing() bool { return false }
 
 func (c *containersPane) keyMap() help.KeyMap {
 	k := c.keys

@@ -14,6 +14,7 @@ import (
 // namespace, pods, PVC, Ingress and snapshots in kubernetes; directories and processes
 // locally): what an operator would otherwise look up with docker or kubectl.
 type describePane struct {
+	noInput
 	env  *env
 	keys textKeys
 	proj engine.Project
@@ -33,7 +34,6 @@ func (d *describePane) crumb() string                   { return d.proj.Slug + "
 func (d *describePane) open() tea.Cmd                   { return d.load() }
 func (d *describePane) close()                          {}
 func (d *describePane) project() (engine.Project, bool) { return d.proj, true }
-func (d *describePane) capturing() bool                 { return false }
 
 func (d *describePane) info() string {
 	switch {

@@ -15,6 +15,7 @@ import (
 // the runtime and the object store, each finding with the command that sets it right. It only
 // reads; fixes are the CLI's (sailtui doctor --fix), named in the pane.
 type doctorPane struct {
+	noInput
 	env  *env
 	keys textKeys
 	text textView
@@ -32,7 +33,6 @@ func (d *doctorPane) crumb() string                   { return "Doctor" }
 func (d *doctorPane) open() tea.Cmd                   { return d.load() }
 func (d *doctorPane) close()                          {}
 func (d *doctorPane) project() (engine.Project, bool) { return engine.Project{}, false }
-func (d *doctorPane) capturing() bool                 { return false }
 func (d *doctorPane) keyMap() help.KeyMap             { return d.text.keyMap(d.keys) }
 
 func (d *doctorPane) info() string {

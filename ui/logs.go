@@ -155,7 +155,6 @@ func onOff(b bool) string {
 func (l *logsPane) kind() paneKind                  { return kindLogs }
 func (l *logsPane) crumb() string                   { return l.container + " › Logs" }
 func (l *logsPane) project() (engine.Project, bool) { return l.proj, true }
-func (l *logsPane) capturing() bool                 { return l.searching }
 
 func (l *logsPane) info() string {
 	s := plural(l.ring.len(), "line")

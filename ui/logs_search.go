@@ -42,7 +42,21 @@ func (l *logsPane) updateSearch(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-func (l *logsPane) searchLine() (string, *tea.Cursor) { return l.input.View(), l.input.Cursor() }
+// inputLine is the search while it is typed.
+func (l *logsPane) inputLine() (string, *tea.Cursor, bool) {
+	if !l.searching {
+		return "", nil, false
+	}
+	return l.input.View(), l.input.Cursor(), true
+}
+
+// paste goes into the search while it is typed.
+func (l *logsPane) paste(msg tea.PasteMsg) tea.Cmd {
+	if !l.searching {
+		return nil
+	}
+	return l.updateSearch(msg)
+}
 
 // setQuery compiles a search: a case-insensitive regular expression, or the text itself when
 // it is not a valid one.

@@ -238,7 +238,7 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	top := m.top()
-	if top.capturing() {
+	if m.capturing() {
 		return top.update(msg)
 	}
 	switch {
@@ -264,19 +264,21 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	return top.update(msg)
 }
 
+// paste goes where typed text would: the dialog, the command prompt, else the pane on top.
 func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 	switch {
 	case m.dialog != nil:
 		return m.dialog.paste(msg)
 	case m.cmd.active:
 		return m.cmd.update(msg)
-	case m.projects.editing && m.top() == pane(m.projects):
-		return m.projects.updateInput(msg)
 	}
-	if lp, ok := m.top().(*logsPane); ok && lp.searching {
-		return lp.updateSearch(msg)
-	}
-	return nil
+	return m.top().paste(msg)
+}
+
+// capturing is true while the pane on top takes text input.
+func (m *model) capturing() bool {
+	_, _, ok := m.top().inputLine()
+	return ok
 }
 
 func (m *model) pop() {

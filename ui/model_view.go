@@ -49,12 +49,9 @@ func (m *model) View() tea.View {
 		line = m.statusBar()
 	case m.cmd.active:
 		line, cur = m.cmd.view(m.w)
-	case top == pane(m.projects) && m.projects.editing:
-		line, cur = m.projects.filterLine()
 	default:
-		if lp, ok := top.(*logsPane); ok && lp.searching {
-			line, cur = lp.searchLine()
-		} else {
+		var typing bool
+		if line, cur, typing = top.inputLine(); !typing {
 			line = m.statusBar()
 		}
 	}
@@ -118,7 +115,7 @@ func (m *model) helpKeys() helpKeys {
 	case m.cmd.active:
 		return helpKeys{pane: m.cmd.keyMap(), global: m.keys, capturing: true}
 	}
-	return helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: top.capturing()}
+	return helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: m.capturing()}
 }
 
 func (m *model) helpBody() []string {

@@ -68,9 +68,12 @@ type pane interface {
 	// view renders exactly the size last given to setSize.
 	view() string
 	keyMap() help.KeyMap
-	// capturing is true while the pane takes text input, so global keys such as q and ? are
-	// typed rather than acted upon.
-	capturing() bool
+	// inputLine is the text input the pane is taking (a filter, a search) as the status bar
+	// shows it, with where its cursor is on that line; ok is false when it takes none. While
+	// it takes one, global keys such as q and ? are typed rather than acted upon.
+	inputLine() (line string, cur *tea.Cursor, ok bool)
+	// paste hands the pane pasted text; one taking no text input ignores it.
+	paste(msg tea.PasteMsg) tea.Cmd
 	// refresh re-reads the pane's data: always when force, else when one of the changed
 	// project ids concerns it.
 	refresh(force bool, changed map[string]bool) tea.Cmd
@@ -88,6 +91,12 @@ type paneMsg interface {
 	target() pane
 	deliver() tea.Cmd
 }
+
+// noInput is embedded by panes that never take text input.
+type noInput struct{}
+
+func (noInput) inputLine() (string, *tea.Cursor, bool) { return "", nil, false }
+func (noInput) paste(tea.PasteMsg) tea.Cmd             { return nil }
 
 // showMsg asks the root to show a pane for a project (and container, for logs).
 type showMsg struct {

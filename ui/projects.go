@@ -150,7 +150,21 @@ func (p *projectsPane) setSize(w, h int) {
 	p.input.SetWidth(max(w-2, 1))
 }
 
-func (p *projectsPane) capturing() bool { return p.editing }
+// inputLine is the filter while it is typed.
+func (p *projectsPane) inputLine() (string, *tea.Cursor, bool) {
+	if !p.editing {
+		return "", nil, false
+	}
+	return p.input.View(), p.input.Cursor(), true
+}
+
+// paste goes into the filter while it is typed.
+func (p *projectsPane) paste(msg tea.PasteMsg) tea.Cmd {
+	if !p.editing {
+		return nil
+	}
+	return p.updateInput(msg)
+}
 
 func (p *projectsPane) keyMap() help.KeyMap {
 	k := p.keys
@@ -221,11 +235,6 @@ func (p *projectsPane) updateInput(msg tea.Msg) tea.Cmd {
 		p.setFilter(v)
 	}
 	return cmd
-}
-
-// filterLine is the filter input for the status bar and where its cursor is on that line.
-func (p *projectsPane) filterLine() (string, *tea.Cursor) {
-	return p.input.View(), p.input.Cursor()
 }
 
 func (p *projectsPane) setFilter(raw string) {

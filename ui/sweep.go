@@ -15,6 +15,7 @@ import (
 // sweepPane previews the next hibernation sweep: the engine's own dry run, so what it lists
 // is exactly what the CronJob would take, not the console's guess.
 type sweepPane struct {
+	noInput
 	env  *env
 	keys textKeys
 	text textView
@@ -32,7 +33,6 @@ func (s *sweepPane) crumb() string                   { return "Sweep preview" }
 func (s *sweepPane) open() tea.Cmd                   { return s.load() }
 func (s *sweepPane) close()                          {}
 func (s *sweepPane) project() (engine.Project, bool) { return engine.Project{}, false }
-func (s *sweepPane) capturing() bool                 { return false }
 
 func (s *sweepPane) info() string {
 	switch {

@@ -23,6 +23,7 @@ type timelineKeys struct {
 // timelinePane is one project's snapshot timeline: its manual snapshots (at most
 // engine.MaxManualSnapshots) and the ones the engine made (hibernation, safety), newest first.
 type timelinePane struct {
+	noInput
 	env     *env
 	keys    timelineKeys
 	actions actionList
@@ -74,7 +75,6 @@ func (t *timelinePane) crumb() string                   { return t.proj.Slug + "
 func (t *timelinePane) open() tea.Cmd                   { return t.load() }
 func (t *timelinePane) close()                          {}
 func (t *timelinePane) project() (engine.Project, bool) { return t.proj, true }
-func (t *timelinePane) capturing() bool                 { return false }
 
 func (t *timelinePane) setSize(w, h int) {
 	t.w, t.h = w, h
