@@ -175,11 +175,14 @@ func (c *containersPane) update(msg tea.KeyPressMsg) tea.Cmd {
 
 // containersLoadedMsg answers a containers load of one project.
 type containersLoadedMsg struct {
-	projectID string
-	project   engine.Project
-	rows      []engine.ContainerView
-	err       error
+	to      *containersPane
+	project engine.Project
+	rows    []engine.ContainerView
+	err     error
 }
+
+func (m containersLoadedMsg) target() pane     { return m.to }
+func (m containersLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (c *containersPane) load() tea.Cmd {
 	if c.loading {
@@ -192,7 +195,7 @@ func (c *containersPane) load() tea.Cmd {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		p, rows, err := src.Containers(ctx, id)
-		return containersLoadedMsg{projectID: id, project: p, rows: rows, err: err}
+		return containersLoadedMsg{to: c, project: p, rows: rows, err: err}
 	}
 }
 
@@ -200,7 +203,10 @@ func (c *containersPane) load() tea.Cmd {
 func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 	c.loading = false
 	c.err = msg.err
-	if msg.err == nil {
+	var failed tea.Cmd
+	if msg.err != nil {
+		failed = msgCmd(errMsg{err: msg.err})
+	} else {
 		keep := c.want
 		if c.nav.cursor < len(c.rows) {
 			keep = c.rows[c.nav.cursor].Name
@@ -229,9 +235,9 @@ func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 	}
 	if c.again {
 		c.again = false
-		return tea.Batch(then, c.load())
+		return tea.Batch(failed, then, c.load())
 	}
-	return then
+	return tea.Batch(failed, then)
 }
 
 // selectName puts the cursor on the named container, now or once the list is in.

@@ -2,7 +2,6 @@ package ui
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -113,32 +112,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		if err := m.projects.applyUsage(msg); err != nil {
 			m.setErr(err)
 		}
-	case containersLoadedMsg:
-		for _, p := range m.stack {
-			if c, ok := p.(*containersPane); ok && c.proj.ID == msg.projectID {
-				if msg.err != nil {
-					m.setErr(msg.err)
-				}
-				return c.apply(msg)
-			}
-		}
-	case sweepPreviewMsg:
-		// The dry run says what the next sweep would do even if its pane has been left.
-		if msg.err == nil {
-			m.sweep.previewed(msg.rep)
-		}
-		if m.onStack(msg.target()) {
-			return msg.deliver()
-		}
 	case paneMsg:
-		if m.onStack(msg.target()) {
-			return msg.deliver()
-		}
-		if full, ok := msg.(timelineFullMsg); ok {
-			// The operator left the timeline meanwhile: the offer would pop up out of place.
-			m.status = statusLine{at: m.env.now, kind: statusHint,
-				text: fmt.Sprintf("the timeline of %s is full; open it (t) and create again to replace one", full.to.proj.Slug)}
-		}
+		return m.route(msg)
+	case dryRunMsg:
+		m.sweep.previewed(msg.rep)
 	case errMsg:
 		m.setErr(msg.err)
 	case hintMsg:
@@ -178,6 +155,18 @@ type opTickMsg struct{}
 
 // errMsg reports a failure of background work to the status line.
 type errMsg struct{ err error }
+
+// route delivers an answer to the pane that asked for it while that pane is on screen; once
+// it has left, only a strayMsg still has its say.
+func (m *model) route(msg paneMsg) tea.Cmd {
+	if m.onStack(msg.target()) {
+		return msg.deliver()
+	}
+	if s, ok := msg.(strayMsg); ok {
+		return s.stray()
+	}
+	return nil
+}
 
 func (m *model) onStack(p pane) bool {
 	for _, s := range m.stack {

@@ -85,11 +85,19 @@ type pane interface {
 	project() (engine.Project, bool)
 }
 
-// paneMsg is a message addressed to one pane instance; it is dropped when that pane has left
-// the screen (a load answering after esc).
+// paneMsg is a message addressed to one pane instance: every answer to a pane's command is one,
+// routed the same way. It is dropped when that pane has left the screen (a load answering
+// after esc), unless it is a strayMsg.
 type paneMsg interface {
 	target() pane
 	deliver() tea.Cmd
+}
+
+// strayMsg is a paneMsg with something to say even when its pane has left the screen (an offer
+// that would pop up out of place becomes a hint; a dry run still informs the status bar).
+type strayMsg interface {
+	paneMsg
+	stray() tea.Cmd
 }
 
 // noInput is embedded by panes that never take text input.

@@ -69,7 +69,7 @@ func (m sweepPreviewMsg) deliver() tea.Cmd {
 	s := m.to
 	s.loading = false
 	s.err = m.err
-	var cmd tea.Cmd
+	cmd := m.stray()
 	if m.err == nil {
 		s.rep, s.loaded = m.rep, true
 		s.text.setText(s.render())
@@ -82,6 +82,17 @@ func (m sweepPreviewMsg) deliver() tea.Cmd {
 	}
 	return cmd
 }
+
+// stray tells the status bar what the next sweep would do, even when the pane has been left.
+func (m sweepPreviewMsg) stray() tea.Cmd {
+	if m.err != nil {
+		return nil
+	}
+	return msgCmd(dryRunMsg{rep: m.rep})
+}
+
+// dryRunMsg is a finished sweep preview, for the status bar.
+type dryRunMsg struct{ rep engine.SweepReport }
 
 func (s *sweepPane) load() tea.Cmd {
 	if s.loading {

@@ -268,6 +268,12 @@ func (m timelineFullMsg) deliver() tea.Cmd {
 	return tea.Batch(m.to.load(), msgCmd(openDialogMsg{d: m.to.replaceDialog(m.label)}))
 }
 
+// stray points the way when the operator left the timeline meanwhile: the offer would pop up
+// out of place.
+func (m timelineFullMsg) stray() tea.Cmd {
+	return hintCmd(fmt.Sprintf("the timeline of %s is full; open it (t) and create again to replace one", m.to.proj.Slug))
+}
+
 // restoredMsg points the timeline at the safety snapshot a restore made.
 type restoredMsg struct {
 	to     *timelinePane
