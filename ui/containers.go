@@ -27,23 +27,13 @@ type containersPane struct {
 	env     *env
 	keys    containersKeys
 	actions actionList
-	w, h    int
 
-	proj   engine.Project
-	rows   []engine.ContainerView
-	loaded bool
-	err    error
-	nav    listNav
-
-	loading bool
-	// again asks for one more load when a refresh came in while one was running.
-	again bool
-	// want is the container to select once the first list arrives (logs opened by tab or
-	// :logs before the containers were listed).
-	want string
-	// thenLogs opens the logs of this container (or of the first, "*") once the list is in:
-	// :logs asked for logs before the containers were known.
-	thenLogs string
+	proj engine.Project
+	list tableView[engine.ContainerView]
+	gate loadGate
+	// thenLogs opens the first container's logs once the list is in: :logs asked for logs
+	// before the containers were known.
+	thenLogs bool
 }
 
 var containerColumns = []column{
@@ -64,6 +54,13 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
 		Timeline:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
 	}}
+	c.list = tableView[engine.ContainerView]{
+		cols:    containerColumns,
+		id:      func(cv engine.ContainerView) string { return cv.Name },
+		cells:   c.cells,
+		empty:   func() string { return "this project has no containers" },
+		waiting: "loading containers…",
+	}
 	k := c.keys
 	c.actions = newActions(e.readOnly,
 		action{key: k.Logs, why: c.whySelected, do: c.openLogs},
@@ -80,12 +77,7 @@ func (c *containersPane) close()                          {}
 func (c *containersPane) project() (engine.Project, bool) { return c.proj, true }
 
 // selected is the container under the cursor.
-func (c *containersPane) selected() (engine.ContainerView, bool) {
-	if !c.loaded || c.nav.cursor >= len(c.rows) {
-		return engine.ContainerView{}, false
-	}
-	return c.rows[c.nav.cursor], true
-}
+func (c *containersPane) selected() (engine.ContainerView, bool) { return c.list.selected() }
 
 func (c *containersPane) whySelected() string {
 	if _, ok := c.selected(); !ok {
@@ -146,18 +138,15 @@ func (c *containersPane) startStop() tea.Cmd {
 func (c *containersPane) info() string {
 	s := "Containers"
 	switch {
-	case c.loaded:
-		s += fmt.Sprintf("  %d", len(c.rows))
-	case c.loading:
+	case c.list.loaded:
+		s += fmt.Sprintf("  %d", len(c.list.rows))
+	case c.gate.loading:
 		s += "  loading…"
 	}
 	return s + "  " + string(c.proj.Status)
 }
 
-func (c *containersPane) setSize(w, h int) {
-	c.w, c.h = w, h
-	c.nav.setHeight(h - 1)
-}
+func (c *containersPane) setSize(w, h int) { c.list.setSize(w, h) }
 
 func (c *containersPane) keyMap() help.KeyMap {
 	k := c.keys
@@ -166,7 +155,7 @@ func (c *containersPane) keyMap() help.KeyMap {
 }
 
 func (c *containersPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	if c.keys.handle(msg, &c.nav) {
+	if c.list.move(c.keys.navKeys, msg) {
 		return nil
 	}
 	cmd, _ := c.actions.handle(msg)
@@ -185,11 +174,9 @@ func (m containersLoadedMsg) target() pane     { return m.to }
 func (m containersLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (c *containersPane) load() tea.Cmd {
-	if c.loading {
-		c.again = true
+	if !c.gate.start() {
 		return nil
 	}
-	c.loading = true
 	ctx, src, id := c.env.ctx, c.env.src, c.proj.ID
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
@@ -201,57 +188,38 @@ func (c *containersPane) load() tea.Cmd {
 
 // apply takes a load's answer; it returns a follow-up load when one was asked for meanwhile.
 func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
-	c.loading = false
-	c.err = msg.err
-	var failed tea.Cmd
+	var cmds []tea.Cmd
 	if msg.err != nil {
-		failed = msgCmd(errMsg{err: msg.err})
+		cmds = append(cmds, msgCmd(errMsg{err: msg.err}))
 	} else {
-		keep := c.want
-		if c.nav.cursor < len(c.rows) {
-			keep = c.rows[c.nav.cursor].Name
-		}
-		c.want = ""
-		c.proj, c.rows, c.loaded = msg.project, msg.rows, true
-		c.nav.setLen(len(c.rows))
-		for i, r := range c.rows {
-			if r.Name == keep {
-				c.nav.selectIndex(i)
-			}
-		}
+		c.proj = msg.project
 	}
-	var then tea.Cmd
-	if want := c.thenLogs; want != "" && c.loaded {
-		c.thenLogs = ""
-		for _, r := range c.rows {
-			if want == "*" || r.Name == want {
-				then = showCmd(kindLogs, c.proj, r.Name)
-				break
-			}
-		}
-		if then == nil {
-			then = hintCmd(fmt.Sprintf("logs: %s has no container %q", c.proj.Slug, want))
-		}
+	c.list.set(msg.rows, msg.err)
+	if c.thenLogs && c.list.loaded {
+		c.thenLogs = false
+		cmds = append(cmds, c.firstLogs())
 	}
-	if c.again {
-		c.again = false
-		return tea.Batch(failed, then, c.load())
+	if c.gate.done() {
+		cmds = append(cmds, c.load())
 	}
-	return tea.Batch(failed, then)
+	return tea.Batch(cmds...)
+}
+
+// firstLogs opens the first container's logs now when the list is in, else once it is (:logs
+// before the containers were known).
+func (c *containersPane) firstLogs() tea.Cmd {
+	if cv, ok := c.list.first(); ok {
+		return showCmd(kindLogs, c.proj, cv.Name)
+	}
+	if c.list.loaded {
+		return hintCmd(fmt.Sprintf("logs: %s has no containers", c.proj.Slug))
+	}
+	c.thenLogs = true
+	return nil
 }
 
 // selectName puts the cursor on the named container, now or once the list is in.
-func (c *containersPane) selectName(name string) {
-	if !c.loaded {
-		c.want = name
-		return
-	}
-	for i, r := range c.rows {
-		if r.Name == name {
-			c.nav.selectIndex(i)
-		}
-	}
-}
+func (c *containersPane) selectName(name string) { c.list.selectID(name) }
 
 func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	if force || changed[c.proj.ID] {
@@ -260,24 +228,7 @@ func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	return nil
 }
 
-func (c *containersPane) view() string {
-	th := c.env.theme
-	widths := layout(containerColumns, c.w)
-	lines := []string{headerLine(th, containerColumns, widths, c.w)}
-	switch {
-	case c.err != nil && !c.loaded:
-		lines = append(lines, th.Error.Render("  "+sanitize(c.err.Error())))
-	case !c.loaded:
-		lines = append(lines, th.Muted.Render("  loading containers…"))
-	case len(c.rows) == 0:
-		lines = append(lines, th.Muted.Render("  this project has no containers"))
-	}
-	start, end := c.nav.window()
-	for i := start; i < end; i++ {
-		lines = append(lines, rowLine(th, c.cells(c.rows[i]), widths, i == c.nav.cursor, c.w))
-	}
-	return block(lines, c.w, c.h)
-}
+func (c *containersPane) view() string { return c.list.view(c.env.theme) }
 
 func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	th := c.env.theme

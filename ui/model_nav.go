@@ -209,13 +209,11 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		if name != "" {
 			return m.show(kindLogs, p, name)
 		}
-		// The containers are not known yet: list them, then open the first one's logs.
+		// No container pointed at yet: the containers pane opens the first one's logs, once
+		// it has listed them.
 		cmd := m.show(kindContainers, p, "")
 		if c, ok := m.top().(*containersPane); ok {
-			if c.loaded && len(c.rows) > 0 {
-				return tea.Batch(cmd, m.show(kindLogs, p, c.rows[0].Name))
-			}
-			c.thenLogs = "*"
+			return tea.Batch(cmd, c.firstLogs())
 		}
 		return cmd
 	}

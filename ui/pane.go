@@ -106,6 +106,28 @@ type noInput struct{}
 func (noInput) inputLine() (string, *tea.Cursor, bool) { return "", nil, false }
 func (noInput) paste(tea.PasteMsg) tea.Cmd             { return nil }
 
+// loadGate runs a pane's loads one at a time: a load asked for while one runs is remembered
+// and run once it ends, so a burst of refreshes costs two loads, not one per refresh, and an
+// older answer never lands after a newer one.
+type loadGate struct{ loading, again bool }
+
+// start tells whether a load may start now; when not, one more is remembered.
+func (g *loadGate) start() bool {
+	if g.loading {
+		g.again = true
+		return false
+	}
+	g.loading = true
+	return true
+}
+
+// done ends the running load and tells whether another was asked for meanwhile.
+func (g *loadGate) done() (again bool) {
+	again = g.again
+	g.loading, g.again = false, false
+	return again
+}
+
 // showMsg asks the root to show a pane for a project (and container, for logs).
 type showMsg struct {
 	kind      paneKind

@@ -27,16 +27,11 @@ type timelinePane struct {
 	env     *env
 	keys    timelineKeys
 	actions actionList
-	w, h    int
 
 	proj       engine.Project
 	containers []engine.ContainerView
-	rows       []engine.Snapshot
-	loaded     bool
-	err        error
-	nav        listNav
-
-	loading, again bool
+	list       tableView[engine.Snapshot]
+	gate       loadGate
 	// undo is the safety snapshot the last restore made here: pointed out in the list, since
 	// restoring it is how that restore is undone.
 	undo string
@@ -60,6 +55,13 @@ func newTimelinePane(e *env, p engine.Project) *timelinePane {
 		Relabel: key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "relabel")),
 		Delete:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "delete")),
 	}}
+	t.list = tableView[engine.Snapshot]{
+		cols:    timelineColumns,
+		id:      func(s engine.Snapshot) string { return s.ID },
+		cells:   t.cells,
+		empty:   t.emptyText,
+		waiting: "loading the timeline…",
+	}
 	k := t.keys
 	t.actions = newActions(e.readOnly,
 		action{key: k.Create, mutates: true, why: t.whyCreate, do: t.create},
@@ -75,16 +77,12 @@ func (t *timelinePane) crumb() string                   { return t.proj.Slug + "
 func (t *timelinePane) open() tea.Cmd                   { return t.load() }
 func (t *timelinePane) close()                          {}
 func (t *timelinePane) project() (engine.Project, bool) { return t.proj, true }
-
-func (t *timelinePane) setSize(w, h int) {
-	t.w, t.h = w, h
-	t.nav.setHeight(h - 1)
-}
+func (t *timelinePane) setSize(w, h int)                { t.list.setSize(w, h) }
 
 // manual counts the snapshots that take a timeline slot.
 func (t *timelinePane) manual() []engine.Snapshot {
 	var out []engine.Snapshot
-	for _, s := range t.rows {
+	for _, s := range t.list.rows {
 		if s.Type == engine.SnapshotManual && s.Status != engine.SnapshotDeleted {
 			out = append(out, s)
 		}
@@ -93,14 +91,14 @@ func (t *timelinePane) manual() []engine.Snapshot {
 }
 
 func (t *timelinePane) info() string {
-	if !t.loaded {
-		if t.loading {
+	if !t.list.loaded {
+		if t.gate.loading {
 			return "loading…"
 		}
 		return ""
 	}
 	return fmt.Sprintf("manual %d/%d  %s  %s", len(t.manual()), engine.MaxManualSnapshots,
-		plural(len(t.rows), "snapshot"), t.proj.Status)
+		plural(len(t.list.rows), "snapshot"), t.proj.Status)
 }
 
 func (t *timelinePane) keyMap() help.KeyMap {
@@ -110,19 +108,14 @@ func (t *timelinePane) keyMap() help.KeyMap {
 }
 
 func (t *timelinePane) update(msg tea.KeyPressMsg) tea.Cmd {
-	if t.keys.handle(msg, &t.nav) {
+	if t.list.move(t.keys.navKeys, msg) {
 		return nil
 	}
 	cmd, _ := t.actions.handle(msg)
 	return cmd
 }
 
-func (t *timelinePane) selected() (engine.Snapshot, bool) {
-	if !t.loaded || t.nav.cursor >= len(t.rows) {
-		return engine.Snapshot{}, false
-	}
-	return t.rows[t.nav.cursor], true
-}
+func (t *timelinePane) selected() (engine.Snapshot, bool) { return t.list.selected() }
 
 // timelineLoadedMsg answers a load of the timeline and of the project it belongs to.
 type timelineLoadedMsg struct {
@@ -137,11 +130,9 @@ func (m timelineLoadedMsg) target() pane     { return m.to }
 func (m timelineLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (t *timelinePane) load() tea.Cmd {
-	if t.loading {
-		t.again = true
+	if !t.gate.start() {
 		return nil
 	}
-	t.loading = true
 	ctx, src, id := t.env.ctx, t.env.src, t.proj.ID
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
@@ -156,30 +147,17 @@ func (t *timelinePane) load() tea.Cmd {
 }
 
 func (t *timelinePane) apply(msg timelineLoadedMsg) tea.Cmd {
-	t.loading = false
-	t.err = msg.err
-	var cmd tea.Cmd
+	var cmds []tea.Cmd
 	if msg.err == nil {
-		keep, _ := t.selected()
-		t.proj, t.containers, t.rows, t.loaded = msg.project, msg.containers, msg.snaps, true
-		t.nav.setLen(len(t.rows))
-		t.selectID(keep.ID)
+		t.proj, t.containers = msg.project, msg.containers
 	} else {
-		cmd = msgCmd(errMsg{err: fmt.Errorf("timeline of %s: %w", t.proj.Slug, msg.err)})
+		cmds = append(cmds, msgCmd(errMsg{err: fmt.Errorf("timeline of %s: %w", t.proj.Slug, msg.err)}))
 	}
-	if t.again {
-		t.again = false
-		return tea.Batch(cmd, t.load())
+	t.list.set(msg.snaps, msg.err)
+	if t.gate.done() {
+		cmds = append(cmds, t.load())
 	}
-	return cmd
-}
-
-func (t *timelinePane) selectID(id string) {
-	for i, s := range t.rows {
-		if s.ID == id {
-			t.nav.selectIndex(i)
-		}
-	}
+	return tea.Batch(cmds...)
 }
 
 func (t *timelinePane) refresh(force bool, changed map[string]bool) tea.Cmd {
@@ -189,27 +167,13 @@ func (t *timelinePane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	return nil
 }
 
-func (t *timelinePane) view() string {
-	th := t.env.theme
-	widths := layout(timelineColumns, t.w)
-	lines := []string{headerLine(th, timelineColumns, widths, t.w)}
-	switch {
-	case t.err != nil && !t.loaded:
-		lines = append(lines, th.Error.Render("  "+sanitize(t.err.Error())))
-	case !t.loaded:
-		lines = append(lines, th.Muted.Render("  loading the timeline…"))
-	case len(t.rows) == 0:
-		hint := "  no snapshots yet"
-		if t.whyCreate() == "" {
-			hint += " — c takes one"
-		}
-		lines = append(lines, th.Muted.Render(hint))
+func (t *timelinePane) view() string { return t.list.view(t.env.theme) }
+
+func (t *timelinePane) emptyText() string {
+	if t.whyCreate() == "" {
+		return "no snapshots yet — c takes one"
 	}
-	start, end := t.nav.window()
-	for i := start; i < end; i++ {
-		lines = append(lines, rowLine(th, t.cells(t.rows[i]), widths, i == t.nav.cursor, t.w))
-	}
-	return block(lines, t.w, t.h)
+	return "no snapshots yet"
 }
 
 func (t *timelinePane) cells(s engine.Snapshot) []cell {
