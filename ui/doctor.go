@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
@@ -15,44 +14,27 @@ import (
 // the runtime and the object store, each finding with the command that sets it right. It only
 // reads; fixes are the CLI's (sailtui doctor --fix), named in the pane.
 type doctorPane struct {
-	noInput
-	env  *env
-	keys textKeys
-	text textView
-	w, h int
-
-	rep             engine.DoctorReport
-	loaded, loading bool
-	err             error
+	textPane
+	rep engine.DoctorReport
 }
 
-func newDoctorPane(e *env) *doctorPane { return &doctorPane{env: e, keys: newTextKeys()} }
+func newDoctorPane(e *env) *doctorPane {
+	return &doctorPane{textPane: newTextPane(e, "checking the store against the runtime and the object store…", true)}
+}
 
 func (d *doctorPane) kind() paneKind                  { return kindDoctor }
 func (d *doctorPane) crumb() string                   { return "Doctor" }
 func (d *doctorPane) open() tea.Cmd                   { return d.load() }
-func (d *doctorPane) close()                          {}
 func (d *doctorPane) project() (engine.Project, bool) { return engine.Project{}, false }
-func (d *doctorPane) keyMap() help.KeyMap             { return d.text.keyMap(d.keys) }
 
 func (d *doctorPane) info() string {
 	switch {
 	case d.loaded:
 		return fmt.Sprintf("%d findings", len(d.rep.Findings))
-	case d.loading:
+	case d.gate.loading:
 		return "checking…"
 	}
 	return ""
-}
-
-func (d *doctorPane) setSize(w, h int) {
-	d.w, d.h = w, h
-	d.text.setSize(w, h)
-}
-
-func (d *doctorPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	d.text.scroll(d.keys, msg)
-	return nil
 }
 
 type doctorMsg struct {
@@ -62,22 +44,23 @@ type doctorMsg struct {
 }
 
 func (m doctorMsg) target() pane { return m.to }
+
+// deliver does not check again for a refresh that came in meanwhile: the checks list every
+// environment and object, and the answer just in is as fresh as it gets.
 func (m doctorMsg) deliver() tea.Cmd {
 	d := m.to
-	d.loading, d.err = false, m.err
-	if m.err != nil {
-		return msgCmd(errMsg{err: fmt.Errorf("doctor: %w", m.err)})
+	var text string
+	if m.err == nil {
+		d.rep = m.rep
+		text = d.render()
 	}
-	d.rep, d.loaded = m.rep, true
-	d.text.setText(d.render())
-	return nil
+	return d.took(text, m.err, "doctor", nil)
 }
 
 func (d *doctorPane) load() tea.Cmd {
-	if d.loading {
+	if !d.gate.start() {
 		return nil
 	}
-	d.loading = true
 	ctx, src := d.env.ctx, d.env.src
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
@@ -119,8 +102,4 @@ func (d *doctorPane) render() string {
 		fmt.Fprintf(&b, "Not checked here: %s\n", strings.Join(d.rep.Unsupported, ", "))
 	}
 	return b.String()
-}
-
-func (d *doctorPane) view() string {
-	return reportView(d.env, &d.text, d.loaded, d.err, "checking the store against the runtime and the object store…", d.w, d.h)
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
@@ -15,47 +14,27 @@ import (
 // sweepPane previews the next hibernation sweep: the engine's own dry run, so what it lists
 // is exactly what the CronJob would take, not the console's guess.
 type sweepPane struct {
-	noInput
-	env  *env
-	keys textKeys
-	text textView
-	w, h int
-
-	rep                    engine.SweepReport
-	loaded, loading, again bool
-	err                    error
+	textPane
+	rep engine.SweepReport
 }
 
-func newSweepPane(e *env) *sweepPane { return &sweepPane{env: e, keys: newTextKeys()} }
+func newSweepPane(e *env) *sweepPane {
+	return &sweepPane{textPane: newTextPane(e, "asking the engine for a dry run…", true)}
+}
 
 func (s *sweepPane) kind() paneKind                  { return kindSweep }
 func (s *sweepPane) crumb() string                   { return "Sweep preview" }
 func (s *sweepPane) open() tea.Cmd                   { return s.load() }
-func (s *sweepPane) close()                          {}
 func (s *sweepPane) project() (engine.Project, bool) { return engine.Project{}, false }
 
 func (s *sweepPane) info() string {
 	switch {
 	case s.loaded:
 		return fmt.Sprintf("dry run  would hibernate %d", len(s.rep.Hibernated))
-	case s.loading:
+	case s.gate.loading:
 		return "dry run  loading…"
 	}
 	return "dry run"
-}
-
-func (s *sweepPane) setSize(w, h int) {
-	s.w, s.h = w, h
-	s.text.setSize(w, h)
-}
-
-func (s *sweepPane) keyMap() help.KeyMap {
-	return s.text.keyMap(s.keys)
-}
-
-func (s *sweepPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	s.text.scroll(s.keys, msg)
-	return nil
 }
 
 type sweepPreviewMsg struct {
@@ -67,20 +46,12 @@ type sweepPreviewMsg struct {
 func (m sweepPreviewMsg) target() pane { return m.to }
 func (m sweepPreviewMsg) deliver() tea.Cmd {
 	s := m.to
-	s.loading = false
-	s.err = m.err
-	cmd := m.stray()
+	var text string
 	if m.err == nil {
-		s.rep, s.loaded = m.rep, true
-		s.text.setText(s.render())
-	} else {
-		cmd = msgCmd(errMsg{err: fmt.Errorf("sweep preview: %w", m.err)})
+		s.rep = m.rep
+		text = s.render()
 	}
-	if s.again {
-		s.again = false
-		return tea.Batch(cmd, s.load())
-	}
-	return cmd
+	return tea.Batch(m.stray(), s.took(text, m.err, "sweep preview", s.load))
 }
 
 // stray tells the status bar what the next sweep would do, even when the pane has been left.
@@ -95,11 +66,9 @@ func (m sweepPreviewMsg) stray() tea.Cmd {
 type dryRunMsg struct{ rep engine.SweepReport }
 
 func (s *sweepPane) load() tea.Cmd {
-	if s.loading {
-		s.again = true
+	if !s.gate.start() {
 		return nil
 	}
-	s.loading = true
 	ctx, src := s.env.ctx, s.env.src
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
@@ -138,10 +107,6 @@ func (s *sweepPane) render() string {
 		section("SKIPPED", r.Skipped)
 	}
 	return b.String()
-}
-
-func (s *sweepPane) view() string {
-	return reportView(s.env, &s.text, s.loaded, s.err, "asking the engine for a dry run…", s.w, s.h)
 }
 
 // sweepSeen is the status bar's word on hibernation sweeps: the last hibernation this console

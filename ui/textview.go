@@ -1,8 +1,10 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -111,25 +113,73 @@ func (t *textView) view() []string {
 	return out
 }
 
-// reportView renders a pane that shows a text report of the engine's (the sweep preview, the
-// doctor): upper-case lines as section headers, the rest as values; until the report is loaded,
-// its error or the waiting line.
-func reportView(e *env, t *textView, loaded bool, err error, waiting string, w, h int) string {
-	th := e.theme
+// textPane is the common part of the panes that show the text of one engine call (describe,
+// the sweep preview, the doctor): the text, its scroll keys, the load in flight and what it
+// said last. Each pane adds what it asks and how it words the answer.
+type textPane struct {
+	noInput
+	env  *env
+	keys textKeys
+	text textView
+	gate loadGate
+	// loaded is true once some answer arrived; err is the last failure, shown in place of
+	// the text only while there is none.
+	loaded bool
+	err    error
+	// waiting is the line shown until the first answer.
+	waiting string
+	// headers shows upper-case lines as section headers (the engine's reports); describe
+	// output is the runtime's own text and stays as it is.
+	headers bool
+}
+
+func newTextPane(e *env, waiting string, headers bool) textPane {
+	return textPane{env: e, keys: newTextKeys(), waiting: waiting, headers: headers}
+}
+
+func (t *textPane) close()              {}
+func (t *textPane) setSize(w, h int)    { t.text.setSize(w, h) }
+func (t *textPane) keyMap() help.KeyMap { return t.text.keyMap(t.keys) }
+func (t *textPane) update(msg tea.KeyPressMsg) tea.Cmd {
+	t.text.scroll(t.keys, msg)
+	return nil
+}
+
+// took takes an answer: its text on success, else the error for the status line (prefixed
+// with what was asked) while the text already shown stays. again is the follow-up load when
+// one was asked for meanwhile; nil drops such a request.
+func (t *textPane) took(text string, err error, what string, again func() tea.Cmd) tea.Cmd {
+	t.err = err
+	var cmds []tea.Cmd
+	if err == nil {
+		t.text.setText(text)
+		t.loaded = true
+	} else {
+		cmds = append(cmds, msgCmd(errMsg{err: fmt.Errorf("%s: %w", what, err)}))
+	}
+	if t.gate.done() && again != nil {
+		cmds = append(cmds, again())
+	}
+	return tea.Batch(cmds...)
+}
+
+// view renders the text; until some arrived, its error or the waiting line.
+func (t *textPane) view() string {
+	th := t.env.theme
 	var lines []string
 	switch {
-	case err != nil && !loaded:
-		lines = []string{th.Error.Render("  " + sanitize(err.Error()))}
-	case !loaded:
-		lines = []string{th.Muted.Render("  " + waiting)}
+	case t.err != nil && !t.loaded:
+		lines = []string{th.Error.Render("  " + sanitize(t.err.Error()))}
+	case !t.loaded:
+		lines = []string{th.Muted.Render("  " + t.waiting)}
 	default:
-		for _, l := range t.view() {
-			if l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
+		for _, l := range t.text.view() {
+			if t.headers && l != "" && !strings.HasPrefix(l, " ") && strings.ToUpper(l) == l {
 				lines = append(lines, th.TableHeader.Render(l))
 			} else {
 				lines = append(lines, th.Value.Render(l))
 			}
 		}
 	}
-	return block(lines, w, h)
+	return block(lines, t.text.w, t.text.h)
 }
