@@ -33,7 +33,8 @@ type source interface {
 	// Doctor runs the doctor's checks without fixing anything.
 	Doctor(ctx context.Context) (engine.DoctorReport, error)
 
-	// The actions. Long ones report progress through the ctx (withProgress).
+	// The actions. Long ones report progress to the reporter engine.WithProgress put in ctx,
+	// read back with engine.ProgressFrom: the one progress channel, whoever the source is.
 	StartProject(ctx context.Context, ref string) (engine.Project, error)
 	StopProject(ctx context.Context, ref string) (engine.Project, error)
 	Hibernate(ctx context.Context, ref string) (engine.Project, error)
