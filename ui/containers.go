@@ -79,6 +79,11 @@ func (c *containersPane) project() (engine.Project, bool) { return c.proj, true 
 // selected is the container under the cursor.
 func (c *containersPane) selected() (engine.ContainerView, bool) { return c.list.selected() }
 
+func (c *containersPane) pointsAt() (string, bool) {
+	cv, ok := c.selected()
+	return cv.Name, ok
+}
+
 func (c *containersPane) whySelected() string {
 	if _, ok := c.selected(); !ok {
 		return "no container selected"

@@ -155,6 +155,7 @@ func onOff(b bool) string {
 func (l *logsPane) kind() paneKind                  { return kindLogs }
 func (l *logsPane) crumb() string                   { return l.container + " › Logs" }
 func (l *logsPane) project() (engine.Project, bool) { return l.proj, true }
+func (l *logsPane) pointsAt() (string, bool)        { return l.container, true }
 
 func (l *logsPane) info() string {
 	s := plural(l.ring.len(), "line")

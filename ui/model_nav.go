@@ -87,8 +87,9 @@ func paneIs(p pane, k paneKind, id, container string) bool {
 	if pr.ID != id {
 		return false
 	}
-	if lp, ok := p.(*logsPane); ok {
-		return lp.container == container
+	if k == kindLogs {
+		name, _ := p.(containerPane).pointsAt()
+		return name == container
 	}
 	return true
 }
@@ -147,12 +148,10 @@ func (m *model) cycle(dir int) tea.Cmd {
 // remember notes the containers pointed at on screen before the panes showing them go.
 func (m *model) remember() {
 	for _, s := range m.stack {
-		switch s := s.(type) {
-		case *logsPane:
-			m.lastContainer[s.proj.ID] = s.container
-		case *containersPane:
-			if cv, ok := s.selected(); ok {
-				m.lastContainer[s.proj.ID] = cv.Name
+		if cp, ok := s.(containerPane); ok {
+			if name, ok := cp.pointsAt(); ok {
+				pr, _ := s.project()
+				m.lastContainer[pr.ID] = name
 			}
 		}
 	}

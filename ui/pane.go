@@ -85,6 +85,14 @@ type pane interface {
 	project() (engine.Project, bool)
 }
 
+// containerPane is a pane about one container of its project at a time (logs: the one it
+// shows; containers: the one under the cursor). A capability asked for with a type assertion,
+// as k9s does, since most panes have no container to point at.
+type containerPane interface {
+	pane
+	pointsAt() (name string, ok bool)
+}
+
 // paneMsg is a message addressed to one pane instance: every answer to a pane's command is one,
 // routed the same way. It is dropped when that pane has left the screen (a load answering
 // after esc), unless it is a strayMsg.
