@@ -179,16 +179,11 @@ func (m containersLoadedMsg) target() pane     { return m.to }
 func (m containersLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (c *containersPane) load() tea.Cmd {
-	if !c.gate.start() {
-		return nil
-	}
-	ctx, src, id := c.env.ctx, c.env.src, c.proj.ID
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
+	src, id := c.env.src, c.proj.ID
+	return c.gate.load(c.env.ctx, func(ctx context.Context) tea.Msg {
 		p, rows, err := src.Containers(ctx, id)
 		return containersLoadedMsg{to: c, project: p, rows: rows, err: err}
-	}
+	})
 }
 
 // apply takes a load's answer; it returns a follow-up load when one was asked for meanwhile.

@@ -47,16 +47,11 @@ func (m describedMsg) deliver() tea.Cmd {
 }
 
 func (d *describePane) load() tea.Cmd {
-	if !d.gate.start() {
-		return nil
-	}
-	ctx, src, id := d.env.ctx, d.env.src, d.proj.ID
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
+	src, id := d.env.src, d.proj.ID
+	return d.gate.load(d.env.ctx, func(ctx context.Context) tea.Msg {
 		s, err := src.Describe(ctx, id)
 		return describedMsg{to: d, text: s, err: err}
-	}
+	})
 }
 
 // refresh follows events for the project only: the runtime's view does not age by itself.

@@ -58,16 +58,11 @@ func (m doctorMsg) deliver() tea.Cmd {
 }
 
 func (d *doctorPane) load() tea.Cmd {
-	if !d.gate.start() {
-		return nil
-	}
-	ctx, src := d.env.ctx, d.env.src
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
+	src := d.env.src
+	return d.gate.load(d.env.ctx, func(ctx context.Context) tea.Msg {
 		rep, err := src.Doctor(ctx)
 		return doctorMsg{to: d, rep: rep, err: err}
-	}
+	})
 }
 
 // refresh checks again only when forced: the checks list every environment and object, which

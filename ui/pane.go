@@ -129,6 +129,20 @@ func (g *loadGate) start() bool {
 	return true
 }
 
+// load is the command that runs fetch (the engine calls, off the event loop) under
+// loadTimeout; nil when a load is running already, and one more is remembered instead. fetch
+// must not read the pane: take what it needs (ids, the source) before.
+func (g *loadGate) load(ctx context.Context, fetch func(context.Context) tea.Msg) tea.Cmd {
+	if !g.start() {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		return fetch(ctx)
+	}
+}
+
 // done ends the running load and tells whether another was asked for meanwhile.
 func (g *loadGate) done() (again bool) {
 	again = g.again

@@ -66,16 +66,11 @@ func (m sweepPreviewMsg) stray() tea.Cmd {
 type dryRunMsg struct{ rep engine.SweepReport }
 
 func (s *sweepPane) load() tea.Cmd {
-	if !s.gate.start() {
-		return nil
-	}
-	ctx, src := s.env.ctx, s.env.src
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
+	src := s.env.src
+	return s.gate.load(s.env.ctx, func(ctx context.Context) tea.Msg {
 		rep, err := src.SweepHibernate(ctx, engine.SweepOptions{DryRun: true})
 		return sweepPreviewMsg{to: s, rep: rep, err: err}
-	}
+	})
 }
 
 // refresh re-runs the preview on every refresh: idleness grows with time alone.

@@ -130,20 +130,15 @@ func (m timelineLoadedMsg) target() pane     { return m.to }
 func (m timelineLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (t *timelinePane) load() tea.Cmd {
-	if !t.gate.start() {
-		return nil
-	}
-	ctx, src, id := t.env.ctx, t.env.src, t.proj.ID
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
-		defer cancel()
+	src, id := t.env.src, t.proj.ID
+	return t.gate.load(t.env.ctx, func(ctx context.Context) tea.Msg {
 		p, cs, err := src.Containers(ctx, id)
 		if err != nil {
 			return timelineLoadedMsg{to: t, err: err}
 		}
 		snaps, err := src.Snapshots(ctx, id, false)
 		return timelineLoadedMsg{to: t, project: p, containers: cs, snaps: snaps, err: err}
-	}
+	})
 }
 
 func (t *timelinePane) apply(msg timelineLoadedMsg) tea.Cmd {
