@@ -6,16 +6,15 @@ import (
 	"strconv"
 	"time"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
 )
 
-// containersKeys are the Containers pane's keys; esc (back) is global.
+// containersKeys are the Containers pane's action keys; the table has the navigation keys and
+// esc (back) is global.
 type containersKeys struct {
-	navKeys
 	Logs      key.Binding
 	StartStop key.Binding
 	Timeline  key.Binding
@@ -23,14 +22,8 @@ type containersKeys struct {
 
 // containersPane is one project's containers.
 type containersPane struct {
-	noInput
-	env     *env
-	keys    containersKeys
-	actions actionList
-
+	tablePane[engine.ContainerView]
 	proj engine.Project
-	list tableView[engine.ContainerView]
-	gate loadGate
 	// thenLogs opens the first container's logs once the list is in: :logs asked for logs
 	// before the containers were known.
 	thenLogs bool
@@ -48,20 +41,21 @@ var containerColumns = []column{
 }
 
 func newContainersPane(e *env, p engine.Project) *containersPane {
-	c := &containersPane{env: e, proj: p, keys: containersKeys{
-		navKeys:   newNavKeys(),
+	c := &containersPane{proj: p}
+	c.tablePane = tablePane[engine.ContainerView]{
+		env:      e,
+		navKeys:  newNavKeys(),
+		cols:     containerColumns,
+		rowID:    func(cv engine.ContainerView) string { return cv.Name },
+		rowCells: c.cells,
+		empty:    func() string { return "this project has no containers" },
+		waiting:  "loading containers…",
+	}
+	k := containersKeys{
 		Logs:      key.NewBinding(key.WithKeys("enter", "l"), key.WithHelp("enter/l", "logs")),
 		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
 		Timeline:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
-	}}
-	c.list = tableView[engine.ContainerView]{
-		cols:    containerColumns,
-		id:      func(cv engine.ContainerView) string { return cv.Name },
-		cells:   c.cells,
-		empty:   func() string { return "this project has no containers" },
-		waiting: "loading containers…",
 	}
-	k := c.keys
 	c.actions = newActions(e.readOnly,
 		action{key: k.Logs, why: c.whySelected, do: c.openLogs},
 		action{key: k.StartStop, mutates: true, why: c.whyStartStop, label: c.startStopLabel, do: c.startStop},
@@ -73,12 +67,9 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 func (c *containersPane) kind() paneKind                  { return kindContainers }
 func (c *containersPane) crumb() string                   { return c.proj.Slug }
 func (c *containersPane) open() tea.Cmd                   { return c.load() }
-func (c *containersPane) close()                          {}
 func (c *containersPane) project() (engine.Project, bool) { return c.proj, true }
 
-// selected is the container under the cursor.
-func (c *containersPane) selected() (engine.ContainerView, bool) { return c.list.selected() }
-
+// pointsAt is the container under the cursor.
 func (c *containersPane) pointsAt() (string, bool) {
 	cv, ok := c.selected()
 	return cv.Name, ok
@@ -143,28 +134,12 @@ func (c *containersPane) startStop() tea.Cmd {
 func (c *containersPane) info() string {
 	s := "Containers"
 	switch {
-	case c.list.loaded:
-		s += fmt.Sprintf("  %d", len(c.list.rows))
+	case c.loaded:
+		s += fmt.Sprintf("  %d", len(c.rows))
 	case c.gate.loading:
 		s += "  loading…"
 	}
 	return s + "  " + string(c.proj.Status)
-}
-
-func (c *containersPane) setSize(w, h int) { c.list.setSize(w, h) }
-
-func (c *containersPane) keyMap() help.KeyMap {
-	k := c.keys
-	acts := c.actions.available()
-	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
-}
-
-func (c *containersPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	if c.list.move(c.keys.navKeys, msg) {
-		return nil
-	}
-	cmd, _ := c.actions.handle(msg)
-	return cmd
 }
 
 // containersLoadedMsg answers a containers load of one project.
@@ -194,8 +169,8 @@ func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 	} else {
 		c.proj = msg.project
 	}
-	c.list.set(msg.rows, msg.err)
-	if c.thenLogs && c.list.loaded {
+	c.set(msg.rows, msg.err)
+	if c.thenLogs && c.loaded {
 		c.thenLogs = false
 		cmds = append(cmds, c.firstLogs())
 	}
@@ -208,10 +183,10 @@ func (c *containersPane) apply(msg containersLoadedMsg) tea.Cmd {
 // firstLogs opens the first container's logs now when the list is in, else once it is (:logs
 // before the containers were known).
 func (c *containersPane) firstLogs() tea.Cmd {
-	if cv, ok := c.list.first(); ok {
+	if cv, ok := c.first(); ok {
 		return showCmd(kindLogs, c.proj, cv.Name)
 	}
-	if c.list.loaded {
+	if c.loaded {
 		return hintCmd(fmt.Sprintf("logs: %s has no containers", c.proj.Slug))
 	}
 	c.thenLogs = true
@@ -219,7 +194,7 @@ func (c *containersPane) firstLogs() tea.Cmd {
 }
 
 // selectName puts the cursor on the named container, now or once the list is in.
-func (c *containersPane) selectName(name string) { c.list.selectID(name) }
+func (c *containersPane) selectName(name string) { c.selectID(name) }
 
 func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	if force || changed[c.proj.ID] {
@@ -227,8 +202,6 @@ func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	}
 	return nil
 }
-
-func (c *containersPane) view() string { return c.list.view(c.env.theme) }
 
 func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	th := c.env.theme

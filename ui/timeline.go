@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"strings"
 
-	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
 )
 
+// timelineKeys are the Timeline pane's action keys; the table has the navigation keys.
 type timelineKeys struct {
-	navKeys
 	Create  key.Binding
 	Restore key.Binding
 	Relabel key.Binding
@@ -23,15 +22,9 @@ type timelineKeys struct {
 // timelinePane is one project's snapshot timeline: its manual snapshots (at most
 // engine.MaxManualSnapshots) and the ones the engine made (hibernation, safety), newest first.
 type timelinePane struct {
-	noInput
-	env     *env
-	keys    timelineKeys
-	actions actionList
-
+	tablePane[engine.Snapshot]
 	proj       engine.Project
 	containers []engine.ContainerView
-	list       tableView[engine.Snapshot]
-	gate       loadGate
 	// undo is the safety snapshot the last restore made here: pointed out in the list, since
 	// restoring it is how that restore is undone.
 	undo string
@@ -48,21 +41,22 @@ var timelineColumns = []column{
 }
 
 func newTimelinePane(e *env, p engine.Project) *timelinePane {
-	t := &timelinePane{env: e, proj: p, keys: timelineKeys{
-		navKeys: newNavKeys(),
+	t := &timelinePane{proj: p}
+	t.tablePane = tablePane[engine.Snapshot]{
+		env:      e,
+		navKeys:  newNavKeys(),
+		cols:     timelineColumns,
+		rowID:    func(s engine.Snapshot) string { return s.ID },
+		rowCells: t.cells,
+		empty:    t.emptyText,
+		waiting:  "loading the timeline…",
+	}
+	k := timelineKeys{
 		Create:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create")),
 		Restore: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restore")),
 		Relabel: key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "relabel")),
 		Delete:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "delete")),
-	}}
-	t.list = tableView[engine.Snapshot]{
-		cols:    timelineColumns,
-		id:      func(s engine.Snapshot) string { return s.ID },
-		cells:   t.cells,
-		empty:   t.emptyText,
-		waiting: "loading the timeline…",
 	}
-	k := t.keys
 	t.actions = newActions(e.readOnly,
 		action{key: k.Create, mutates: true, why: t.whyCreate, do: t.create},
 		action{key: k.Restore, mutates: true, why: t.whyRestore, do: t.restore},
@@ -75,14 +69,12 @@ func newTimelinePane(e *env, p engine.Project) *timelinePane {
 func (t *timelinePane) kind() paneKind                  { return kindTimeline }
 func (t *timelinePane) crumb() string                   { return t.proj.Slug + " › Timeline" }
 func (t *timelinePane) open() tea.Cmd                   { return t.load() }
-func (t *timelinePane) close()                          {}
 func (t *timelinePane) project() (engine.Project, bool) { return t.proj, true }
-func (t *timelinePane) setSize(w, h int)                { t.list.setSize(w, h) }
 
 // manual counts the snapshots that take a timeline slot.
 func (t *timelinePane) manual() []engine.Snapshot {
 	var out []engine.Snapshot
-	for _, s := range t.list.rows {
+	for _, s := range t.rows {
 		if s.Type == engine.SnapshotManual && s.Status != engine.SnapshotDeleted {
 			out = append(out, s)
 		}
@@ -91,31 +83,15 @@ func (t *timelinePane) manual() []engine.Snapshot {
 }
 
 func (t *timelinePane) info() string {
-	if !t.list.loaded {
+	if !t.loaded {
 		if t.gate.loading {
 			return "loading…"
 		}
 		return ""
 	}
 	return fmt.Sprintf("manual %d/%d  %s  %s", len(t.manual()), engine.MaxManualSnapshots,
-		plural(len(t.list.rows), "snapshot"), t.proj.Status)
+		plural(len(t.rows), "snapshot"), t.proj.Status)
 }
-
-func (t *timelinePane) keyMap() help.KeyMap {
-	k := t.keys
-	acts := t.actions.available()
-	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
-}
-
-func (t *timelinePane) update(msg tea.KeyPressMsg) tea.Cmd {
-	if t.list.move(t.keys.navKeys, msg) {
-		return nil
-	}
-	cmd, _ := t.actions.handle(msg)
-	return cmd
-}
-
-func (t *timelinePane) selected() (engine.Snapshot, bool) { return t.list.selected() }
 
 // timelineLoadedMsg answers a load of the timeline and of the project it belongs to.
 type timelineLoadedMsg struct {
@@ -148,7 +124,7 @@ func (t *timelinePane) apply(msg timelineLoadedMsg) tea.Cmd {
 	} else {
 		cmds = append(cmds, msgCmd(errMsg{err: fmt.Errorf("timeline of %s: %w", t.proj.Slug, msg.err)}))
 	}
-	t.list.set(msg.snaps, msg.err)
+	t.set(msg.snaps, msg.err)
 	if t.gate.done() {
 		cmds = append(cmds, t.load())
 	}
@@ -161,8 +137,6 @@ func (t *timelinePane) refresh(force bool, changed map[string]bool) tea.Cmd {
 	}
 	return nil
 }
-
-func (t *timelinePane) view() string { return t.list.view(t.env.theme) }
 
 func (t *timelinePane) emptyText() string {
 	if t.whyCreate() == "" {

@@ -96,7 +96,7 @@ func (t *timelinePane) restore() tea.Cmd {
 	undo := "A safety snapshot of the current files is taken first and shown in the timeline: restoring it undoes this."
 	if p.Status == engine.StatusHibernated {
 		replaces = fmt.Sprintf("the hibernated state of %s", p.Slug)
-		for _, h := range t.list.rows {
+		for _, h := range t.rows {
 			if h.ID == p.HibernationSnapshot {
 				replaces += " (its wake point “" + h.Label + "”)"
 			}

@@ -1,21 +1,26 @@
 package ui
 
 import (
+	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
-
-	"github.com/sailtui/sailtui/theme"
 )
 
-// tableView is the body of a list pane (containers, timeline), after lazydocker's
-// SideListPanel[T]: the pane says what its columns are, how a row becomes cells and what to say
-// when there are none; the table keeps the rows, the cursor (on the same row across reloads)
-// and renders exactly the size it was given. Panes keep their own keys and actions, so the
-// table knows nothing of what a row means.
-type tableView[T any] struct {
+// tablePane is the common part of the list panes (containers, timeline), after lazydocker's
+// SideListPanel[T]: the pane says what its columns are, how a row becomes cells, what to say
+// when there are none and which actions it offers; the table keeps the rows, the cursor (on
+// the same row across reloads) and the load in flight, handles the navigation keys and
+// renders exactly the size it was given. It knows nothing of what a row means.
+type tablePane[T any] struct {
+	noInput
+	env     *env
+	navKeys navKeys
+	actions actionList
+	gate    loadGate
+
 	cols []column
-	// id names a row, so the cursor follows it when a reload moves it.
-	id    func(T) string
-	cells func(T) []cell
+	// rowID names a row, so the cursor follows it when a reload moves it.
+	rowID    func(T) string
+	rowCells func(T) []cell
 	// empty is the line shown when the list is in and has no rows; waiting, before it is in.
 	empty   func() string
 	waiting string
@@ -31,16 +36,29 @@ type tableView[T any] struct {
 	w, h int
 }
 
-func (t *tableView[T]) setSize(w, h int) {
+func (t *tablePane[T]) close() {}
+
+func (t *tablePane[T]) setSize(w, h int) {
 	t.w, t.h = w, h
 	t.nav.setHeight(h - 1) // the column header takes a line
 }
 
-// move applies a navigation key and reports whether the key was one.
-func (t *tableView[T]) move(k navKeys, msg tea.KeyPressMsg) bool { return k.handle(msg, &t.nav) }
+// keyMap is the actions that apply to the selected row, and the navigation keys in full help.
+func (t *tablePane[T]) keyMap() help.KeyMap {
+	acts := t.actions.available()
+	return staticKeys{short: acts, full: [][]keyBinding{t.navKeys.bindings(), acts}}
+}
+
+func (t *tablePane[T]) update(msg tea.KeyPressMsg) tea.Cmd {
+	if t.navKeys.handle(msg, &t.nav) {
+		return nil
+	}
+	cmd, _ := t.actions.handle(msg)
+	return cmd
+}
 
 // selected is the row under the cursor.
-func (t *tableView[T]) selected() (T, bool) {
+func (t *tablePane[T]) selected() (T, bool) {
 	if !t.loaded || t.nav.cursor >= len(t.rows) {
 		var zero T
 		return zero, false
@@ -49,7 +67,7 @@ func (t *tableView[T]) selected() (T, bool) {
 }
 
 // first is the first row, once the list is in.
-func (t *tableView[T]) first() (T, bool) {
+func (t *tablePane[T]) first() (T, bool) {
 	if !t.loaded || len(t.rows) == 0 {
 		var zero T
 		return zero, false
@@ -60,14 +78,14 @@ func (t *tableView[T]) first() (T, bool) {
 // set takes a load's answer. On success the rows are replaced and the cursor stays on the row
 // it was on (or goes to the one wanted before the first list); a failure keeps the rows the
 // operator was looking at.
-func (t *tableView[T]) set(rows []T, err error) {
+func (t *tablePane[T]) set(rows []T, err error) {
 	t.err = err
 	if err != nil {
 		return
 	}
 	keep := t.want
 	if cur, ok := t.selected(); ok {
-		keep = t.id(cur)
+		keep = t.rowID(cur)
 	}
 	t.want = ""
 	t.rows, t.loaded = rows, true
@@ -76,19 +94,20 @@ func (t *tableView[T]) set(rows []T, err error) {
 }
 
 // selectID puts the cursor on the row named id, now or once the first list is in.
-func (t *tableView[T]) selectID(id string) {
+func (t *tablePane[T]) selectID(id string) {
 	if !t.loaded {
 		t.want = id
 		return
 	}
 	for i, r := range t.rows {
-		if t.id(r) == id {
+		if t.rowID(r) == id {
 			t.nav.selectIndex(i)
 		}
 	}
 }
 
-func (t *tableView[T]) view(th theme.Theme) string {
+func (t *tablePane[T]) view() string {
+	th := t.env.theme
 	widths := layout(t.cols, t.w)
 	lines := make([]string, 0, t.h)
 	lines = append(lines, headerLine(th, t.cols, widths, t.w))
@@ -102,7 +121,7 @@ func (t *tableView[T]) view(th theme.Theme) string {
 	}
 	start, end := t.nav.window()
 	for i := start; i < end; i++ {
-		lines = append(lines, rowLine(th, t.cells(t.rows[i]), widths, i == t.nav.cursor, t.w))
+		lines = append(lines, rowLine(th, t.rowCells(t.rows[i]), widths, i == t.nav.cursor, t.w))
 	}
 	return block(lines, t.w, t.h)
 }
