@@ -87,8 +87,8 @@ func paneIs(p pane, k paneKind, id, container string) bool {
 	if pr.ID != id {
 		return false
 	}
-	if k == kindLogs {
-		name, _ := p.(containerPane).pointsAt()
+	if cp, ok := p.(containerPane); ok && k == kindLogs {
+		name, _ := cp.pointsAt()
 		return name == container
 	}
 	return true

@@ -56,7 +56,8 @@ const (
 )
 
 // pane is one screen of the console's breadcrumb stack (Projects › slug › Timeline). The
-// root model owns layout, global keys and data routing; a pane owns its keys and rendering.
+// root model owns layout, global keys and data routing; a pane owns its keys, its text input
+// and its rendering.
 type pane interface {
 	kind() paneKind
 	// crumb names the pane in the breadcrumb; info is shown after it (counts, filter).
@@ -129,9 +130,9 @@ func (g *loadGate) start() bool {
 	return true
 }
 
-// load is the command that runs fetch (the engine calls, off the event loop) under
-// loadTimeout; nil when a load is running already, and one more is remembered instead. fetch
-// must not read the pane: take what it needs (ids, the source) before.
+// load is the command that runs fetch (the engine calls) under loadTimeout; nil when a load is
+// running already, and one more is remembered instead. fetch runs off the event loop, so it
+// must not read the pane's fields: take what it needs (ids, the source) before.
 func (g *loadGate) load(ctx context.Context, fetch func(context.Context) tea.Msg) tea.Cmd {
 	if !g.start() {
 		return nil
