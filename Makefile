@@ -14,8 +14,11 @@ GOTEST       := $(GO) test -count=1
 # Debian packages the tests and benchmarks call: tmux (console tests), git (template clones),
 # zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests),
 # busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose
+# containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
+# containerd of its own, never the system's).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose containerd runc containernetworking-plugins
 
+.PHONY: cluster cluster-down node-tool
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
 
@@ -43,12 +46,21 @@ deps:
 # missing (after a version bump, make clean).
 K8S_TOOLS    := backends/kubernetes/controlplane/tools
 K8S_VERSION  := v1.34.3
-K8S_BINS     := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
+K8S_BINS     := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager \
+                $(TOOLS)/kube-scheduler $(TOOLS)/kubelet
 # Stamp the release into the binaries, as Kubernetes' own build does: /version then says v1.34.3.
 K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
                 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34
 
-tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS)
+# k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
+# above): `make test` wraps the test run in it, `make cluster` starts it for a person.
+K8SNODE      := $(TOOLS)/k8snode
+NODE_DIR     ?= /tmp/sailtui-node
+
+tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) node-tool
+## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
+node-tool:
+	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
 $(K8S_BINS):
 	$(GO) -C $(K8S_TOOLS) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./$(notdir $@)
 $(STATICCHECK):
@@ -60,7 +72,7 @@ $(VERSITYGW):
 ## so that go test starts it first: it is the longest package by far, and the others fit in the
 ## time it takes.
 test: deps tools lint
-	$(GOTEST) -race -timeout 25m ./cmd/sailtui/ ./...
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 25m ./cmd/sailtui/ ./...
 
 ## Quick loops, one per part. test-unit needs no real part beyond the filesystem (SQLite, the
 ## directory store): seconds.
@@ -72,8 +84,15 @@ test-sqlite:
 	$(GOTEST) -race ./backends/sqlite/...
 test-postgres: deps
 	$(GOTEST) -race ./backends/postgres/...
-test-kubernetes: tools
-	$(GOTEST) -race ./backends/kubernetes/...
+test-kubernetes: deps tools
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race ./backends/kubernetes/...
+
+## cluster: the real node for trying the kubernetes mode by hand (idempotent); its last lines
+## are the exports sailtui needs. cluster-down stops it and undoes every host change.
+cluster: deps tools
+	@$(K8SNODE) up --dir $(NODE_DIR)
+cluster-down: node-tool
+	$(K8SNODE) down --dir $(NODE_DIR)
 test-docker: deps
 	$(GOTEST) -race ./backends/docker/... ./engine/hostfs/...
 test-s3: tools
@@ -96,7 +115,7 @@ bench: deps tools
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/
-	$(GO) test -run '^$$' -bench '^BenchmarkKubernetes$$' -benchtime 3x -timeout 20m ./backends/kubernetes/
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes$$' -benchtime 3x -timeout 20m ./backends/kubernetes/
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

@@ -3,8 +3,11 @@ package kubernetes
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"maps"
@@ -80,23 +83,100 @@ func execURL(client rest.Interface, ns, pod, container string, argv []string, st
 		}, scheme.ParameterCodec).URL()
 }
 
-// runningPod finds a running, ready pod of the Deployment named by selector in ns.
+// podWait bounds how long an operation waits for a pod its Deployment is bringing up (an image
+// to unpack, a volume to mount): on a real node the file manager's pod runs a few seconds after
+// the project is ensured.
+const podWait = 2 * time.Minute
+
+// runningPod finds a running pod of the Deployment named by selector in ns. While the
+// Deployment wants a pod and none runs yet, it waits up to podWait, saying what it waits for.
 func (r *Runtime) runningPod(ctx context.Context, ns string, selector map[string]string, what string) (string, error) {
+	deadline := time.Now().Add(podWait)
+	var waiting string
+	for {
+		pod, detail, err := r.findRunningPod(ctx, ns, selector, what)
+		if pod != "" || err != nil {
+			return pod, err
+		}
+		if detail == "" || time.Now().After(deadline) {
+			if detail != "" {
+				return "", fmt.Errorf("%s has no running pod in %s after %v (%s): %w", what, ns, podWait, detail, engine.ErrBadState)
+			}
+			return "", fmt.Errorf("%s has no running pod in %s; start it first: %w", what, ns, engine.ErrBadState)
+		}
+		if detail != waiting {
+			waiting = detail
+			if report := engine.ProgressFrom(ctx); report != nil {
+				report(engine.Progress{Phase: "waiting for the " + what + " pod: " + detail})
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("%s: waiting for its pod (%s): %w", what, detail, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// findRunningPod returns the newest running pod of selector, or, when there is none, what the
+// pod the Deployment is bringing up is doing ("" when nothing is coming).
+func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[string]string, what string) (pod, coming string, err error) {
 	pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
 	if err != nil {
 		if r.namespaceGone(ctx, ns, err) {
-			return "", fmt.Errorf("%s: the project's namespace %s is gone (hibernated?): %w", what, ns, engine.ErrBadState)
+			return "", "", fmt.Errorf("%s: the project's namespace %s is gone (hibernated?): %w", what, ns, engine.ErrBadState)
 		}
-		return "", fmt.Errorf("%s: list pods: %w", what, err)
+		return "", "", fmt.Errorf("%s: list pods: %w", what, err)
 	}
 	// Newest first: after a restart the old pod may still be terminating.
 	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return b.CreationTimestamp.Compare(a.CreationTimestamp.Time) })
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-			return p.Name, nil
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning && containersRunning(&p) {
+			return p.Name, "", nil
 		}
 	}
-	return "", fmt.Errorf("%s has no running pod in %s; start it first: %w", what, ns, engine.ErrBadState)
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodPending {
+			return "", pendingDetail(&p), nil
+		}
+	}
+	// No pod yet: one is coming when the Deployment wants one.
+	deps, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
+	if err != nil || len(deps.Items) == 0 {
+		return "", "", nil
+	}
+	for _, d := range deps.Items {
+		if d.DeletionTimestamp == nil && (d.Spec.Replicas == nil || *d.Spec.Replicas > 0) && len(pods.Items) == 0 {
+			return "", "pod not created yet", nil
+		}
+	}
+	return "", "", nil
+}
+
+// containersRunning: every container of the pod has started and not terminated (a pod in
+// phase Running may hold a container in a crash loop).
+func containersRunning(p *corev1.Pod) bool {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingDetail says what a pending pod waits for: its scheduling or a container's reason.
+func pendingDetail(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" {
+			return strings.TrimSpace(w.Reason + " " + w.Message)
+		}
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse {
+			return strings.TrimSpace("unschedulable: " + cond.Message)
+		}
+	}
+	return "pending"
 }
 
 func (r *Runtime) fileManagerPod(ctx context.Context, p engine.Project) (string, error) {
@@ -125,7 +205,16 @@ read)
 write)
   parent x "$2"; mkdir -p "${t%/*}" || exit 1; inside "${t%/*}" "$2"
   if [ -L "$t" ] || [ -e "$t" ]; then inside "$t" "$2"; [ -d "$t" ] && exit 88; fi
-  tmp="${t%/*}/.sailtui-write.$$"; cat > "$tmp" && mv -f "$tmp" "$t" || { rm -f "$tmp"; exit 1; } ;;
+  tmp="${t%/*}/$3"; cat > "$tmp" || { rm -f "$tmp"; exit 1; }
+  n=$(wc -c < "$tmp") && s=$(sha256sum < "$tmp") || { rm -f "$tmp"; exit 1; }
+  printf '%s %s\n' $n ${s%% *} ;;
+commit)
+  tmp="${t%/*}/$3"; [ -f "$tmp" ] && [ ! -L "$tmp" ] || exit 87; inside "$tmp" "$2"
+  [ "$(stat -c %s "$tmp")" = "$4" ] || { rm -f "$tmp"; echo "the received file changed before it was put in place" >&2; exit 1; }
+  if [ -L "$t" ] || [ -e "$t" ]; then inside "$t" "$2"; [ -d "$t" ] && { rm -f "$tmp"; exit 88; }; fi
+  mv -f "$tmp" "$t" || { rm -f "$tmp"; exit 1; } ;;
+abort)
+  rm -f "${t%/*}/$3" ;;
 delete)
   { [ -e "$t" ] || [ -L "$t" ]; } || exit 87; parent x "$2"; exec rm -rf "$t" ;;
 list)
@@ -139,8 +228,8 @@ list)
 *) echo "unknown operation $op" >&2; exit 2 ;;
 esac`
 
-// fileOp runs fileScript in the file-manager pod.
-func (r *Runtime) fileOp(ctx context.Context, p engine.Project, op, rel string, stdin io.Reader, stdout io.Writer) error {
+// fileOp runs fileScript in the file-manager pod; more are the operation's further arguments.
+func (r *Runtime) fileOp(ctx context.Context, p engine.Project, op, rel string, stdin io.Reader, stdout io.Writer, more ...string) error {
 	clean, err := engine.CleanRel(rel)
 	if err != nil {
 		return err
@@ -151,7 +240,8 @@ func (r *Runtime) fileOp(ctx context.Context, p engine.Project, op, rel string, 
 	}
 	var stderr capped.Buffer
 	stderr.Max = 4096
-	code, err := r.exec.run(ctx, r.Namespace(p), pod, "file-manager", []string{"sh", "-c", fileScript, "sh", op, clean}, stdin, stdout, &stderr)
+	argv := append([]string{"sh", "-c", fileScript, "sh", op, clean}, more...)
+	code, err := r.exec.run(ctx, r.Namespace(p), pod, "file-manager", argv, stdin, stdout, &stderr)
 	if err != nil {
 		return err
 	}
@@ -176,15 +266,67 @@ func (r *Runtime) ReadFile(ctx context.Context, p engine.Project, rel string, w 
 	return r.fileOp(ctx, p, "read", rel, nil, w)
 }
 
-// WriteFile implements engine.Runtime: the content goes on the exec's stdin into a temporary
-// file that is renamed over the target, so a reader never sees half a file.
+// WriteFile implements engine.Runtime in two execs. The first streams the content into a
+// temporary file beside the target and answers with the size and SHA-256 it received; only
+// when they are what was sent does the second rename it over the target, so a reader never
+// sees half a file and a write is never acknowledged short. Short is what an exec stream can
+// be: containerd ends a process's stdin, with exit 0, once the process closes its stdout or
+// stderr (an open upstream bug), and a stream cut by the network looks the same.
 func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, rel string, rd io.Reader) error {
 	if clean, err := engine.CleanRel(rel); err != nil {
 		return err
 	} else if clean == "." {
 		return fmt.Errorf("write %q: the project root is a directory: %w", rel, engine.ErrBadInput)
 	}
-	return r.fileOp(ctx, p, "write", rel, rd, io.Discard)
+	tmp := ".sailtui-write." + strings.ToLower(rand.Text()[:16])
+	sent := &hashingReader{r: rd, h: sha256.New()}
+	var got bytes.Buffer
+	if err := r.fileOp(ctx, p, "write", rel, sent, &got, tmp); err != nil {
+		r.abortWrite(ctx, p, rel, tmp)
+		return err
+	}
+	if sent.err != nil {
+		r.abortWrite(ctx, p, rel, tmp)
+		return fmt.Errorf("write %q: read the content: %w", rel, sent.err)
+	}
+	want := fmt.Sprintf("%d %x", sent.n, sent.h.Sum(nil))
+	if strings.TrimSpace(got.String()) != want {
+		r.abortWrite(ctx, p, rel, tmp)
+		return fmt.Errorf("write %q: the file manager received %q (bytes, sha256), %q was sent: the exec stream was cut short; nothing was written, try again",
+			rel, strings.TrimSpace(got.String()), want)
+	}
+	if err := r.fileOp(ctx, p, "commit", rel, nil, io.Discard, tmp, strconv.FormatInt(sent.n, 10)); err != nil {
+		r.abortWrite(ctx, p, rel, tmp)
+		return err
+	}
+	return nil
+}
+
+// abortWrite removes a write's temporary file, best effort: a leftover is a hidden file the
+// next write to the directory does not reuse.
+func (r *Runtime) abortWrite(ctx context.Context, p engine.Project, rel, tmp string) {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	_ = r.fileOp(actx, p, "abort", rel, nil, io.Discard, tmp)
+}
+
+// hashingReader counts and hashes what is read through it, and keeps the first error that
+// is not the end of the stream: an exec that ends with a failed read must not look whole.
+type hashingReader struct {
+	r   io.Reader
+	h   hash.Hash
+	n   int64
+	err error
+}
+
+func (hr *hashingReader) Read(b []byte) (int, error) {
+	n, err := hr.r.Read(b)
+	hr.n += int64(n)
+	hr.h.Write(b[:n])
+	if err != nil && !errors.Is(err, io.EOF) && hr.err == nil {
+		hr.err = err
+	}
+	return n, err
 }
 
 // DeleteFile implements engine.Runtime.

@@ -211,10 +211,45 @@ func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Conta
 			}
 		}
 	default:
+		if code, detail, ok := r.exitedPod(ctx, d); ok {
+			st.State, st.ExitCode, st.Detail, st.URL = engine.ContainerExited, code, detail, ""
+			break
+		}
 		st.State = engine.ContainerStarting
 		st.Detail = r.podDetail(ctx, d)
 	}
 	return st
+}
+
+// exitedPod reports a dev pod whose command has exited: its container terminated, or waits
+// to be restarted after terminating (the Deployment's pods always restart, so "exited" is
+// what the last run did, and the detail says the kubelet is restarting it).
+func (r *Runtime) exitedPod(ctx context.Context, d *appsv1.Deployment) (code int, detail string, ok bool) {
+	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	if err != nil {
+		return 0, "", false
+	}
+	for _, pod := range pods.Items {
+		if pod.DeletionTimestamp != nil {
+			continue
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.State.Running != nil {
+				continue
+			}
+			if t := cs.State.Terminated; t != nil {
+				return int(t.ExitCode), strings.TrimSpace("exited: " + t.Reason), true
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil && cs.RestartCount > 0 {
+				detail := fmt.Sprintf("exited %d times", cs.RestartCount)
+				if w := cs.State.Waiting; w != nil && w.Reason != "" {
+					detail += "; " + w.Reason
+				}
+				return int(t.ExitCode), detail, true
+			}
+		}
+	}
+	return 0, "", false
 }
 
 // podDetail says why a dev pod is not ready yet (image pull, crash loop, unschedulable), best

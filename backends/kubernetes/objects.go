@@ -197,11 +197,14 @@ func (r *Runtime) fileManagerObject(p engine.Project) *appsv1.Deployment {
 // devScript runs the startup command (SAILTUI_START, never spliced into the script) in the
 // container's directory: inside a tmux session when the image has tmux, so an operator can
 // attach to it, with its output copied to the pod's log; otherwise as the pod's main process.
+//
+// A tmux that cannot start (no UTF-8 locale in the image, say) does not keep the dev server
+// from running: it then runs as the main process, as without tmux.
 const devScript = `cd "$SAILTUI_DIR" || exit 1
-if command -v tmux >/dev/null 2>&1; then
-  tmux new-session -d -s dev 'sh -c "$SAILTUI_START" 2>&1 | tee -a /proc/1/fd/1'
-  while tmux has-session -t dev 2>/dev/null; do sleep 2; done
-  exit 1
+if command -v tmux >/dev/null 2>&1 && tmux new-session -d -s dev '{ sh -c "$SAILTUI_START"; echo $? > /tmp/.sailtui-exit; } 2>&1 | tee -a /proc/1/fd/1' 2>/dev/null; then
+  while tmux has-session -t dev 2>/dev/null; do sleep 1; done
+  code=$(cat /tmp/.sailtui-exit 2>/dev/null) || code=1
+  exit "${code:-1}"
 fi
 exec sh -c "$SAILTUI_START"`
 

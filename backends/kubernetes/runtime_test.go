@@ -25,7 +25,6 @@ import (
 	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
 	"github.com/sailtui/sailtui/backends/sqlite"
 	"github.com/sailtui/sailtui/engine"
-	"github.com/sailtui/sailtui/engine/runtimetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(k8stest.Main(m)) }
@@ -50,15 +49,6 @@ func newRuntime(t testing.TB, c *k8stest.Cluster, tweak ...func(*kubernetes.Conf
 		t.Fatal(err)
 	}
 	return rt
-}
-
-// The Runtime contract, for everything that needs no process in a pod (there is no kubelet).
-func TestContract(t *testing.T) {
-	c := k8stest.Start(t)
-	runtimetest.Run(t, runtimetest.Harness{
-		New:         func(t *testing.T) engine.Runtime { return newRuntime(t, c) },
-		NoProcesses: true,
-	})
 }
 
 // newStore is a SQLite store of the test's own.

@@ -125,11 +125,12 @@ func testServeAndStop(t *testing.T, e *env) {
 	if st.URL == "" {
 		t.Fatalf("running container has no URL: %+v", st)
 	}
-	waitServing(t, fileURL(st.URL, "index.html"), page)
+	base := e.reach(c, st)
+	waitServing(t, fileURL(base, "index.html"), page)
 
 	// Files written while it runs are the files it serves.
 	e.write("web/late.txt", "written later\n")
-	waitServing(t, fileURL(st.URL, "late.txt"), "written later\n")
+	waitServing(t, fileURL(base, "late.txt"), "written later\n")
 
 	for i := range 2 {
 		if err := e.rt.StopContainer(e.ctx(), e.p, c); err != nil {
@@ -140,14 +141,14 @@ func testServeAndStop(t *testing.T, e *env) {
 		}
 	}
 	eventually(t, "the stopped container to stop serving", func() bool {
-		code, body := get(fileURL(st.URL, "index.html"))
+		code, body := get(fileURL(base, "index.html"))
 		return code != 200 || body != page
 	}, nil)
 
 	// And it comes back.
 	st = e.start(c, e.h.ServeCommand)
 	st = e.waitState(c, engine.ContainerRunning)
-	waitServing(t, fileURL(st.URL, "index.html"), page)
+	waitServing(t, fileURL(e.reach(c, st), "index.html"), page)
 }
 
 func testStartIdempotent(t *testing.T, e *env) {

@@ -52,6 +52,10 @@ type Harness struct {
 	// NoProcesses says the runtime's environment runs nothing (a control plane without
 	// kubelet): only the tests that need no process in it run, and ServeCommand is not used.
 	NoProcesses bool
+	// Reach, when set, turns a running container's status into the base URL this test
+	// process can fetch it at (a cluster's Ingress host may not route from the test's host,
+	// while the pod's own address does). Default: the status's URL.
+	Reach func(t *testing.T, p engine.Project, c engine.Container, st engine.ContainerStatus) string
 }
 
 type test struct {
@@ -139,6 +143,15 @@ func randHex(n int) string {
 }
 
 func (e *env) ctx() context.Context { return e.t.Context() }
+
+// reach is the base URL the test fetches the running container c at.
+func (e *env) reach(c engine.Container, st engine.ContainerStatus) string {
+	e.t.Helper()
+	if e.h.Reach != nil {
+		return e.h.Reach(e.t, e.p, c, st)
+	}
+	return st.URL
+}
 
 // container declares a container of the project (remembered for cleanup).
 func (e *env) container(name, dir string) engine.Container {

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -145,36 +146,65 @@ func Image(t testing.TB, cli *client.Client) string {
 	if imageRef != "" {
 		return imageRef
 	}
-	ctxTar, sum, err := buildContext(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ref, err := BuildImage(ctx, cli, ImageSpec{Repo: ImageRepo, Applets: Applets, Sailtui: true})
 	if err != nil {
 		t.Fatalf("test image: %v", err)
 	}
-	ref := ImageRepo + ":" + sum[:16]
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	if _, err := cli.ImageInspect(ctx, ref); err == nil {
-		imageRef = ref
-		return ref
-	} else if !cerrdefs.IsNotFound(err) {
-		t.Fatalf("test image: inspect %s: %v", ref, err)
+	imageRef = ref
+	return ref
+}
+
+// ImageSpec says what goes into an image built FROM scratch around a static busybox. Every
+// image gets /etc/passwd and /etc/group with root and the non-root user dev (UID), a home for
+// dev and a world-writable /tmp.
+type ImageSpec struct {
+	Repo string
+	// Applets are the busybox commands linked into /bin; nil links every applet this busybox has.
+	Applets []string
+	// Sailtui puts a static sailtui built from this module at /bin/sailtui.
+	Sailtui bool
+	// Tmux puts this machine's tmux at /bin/tmux with the shared libraries it links and the
+	// terminfo entries it needs, so a script that runs under tmux when it can really does.
+	Tmux bool
+	// Entrypoint, when set, is the image's ENTRYPOINT (exec form).
+	Entrypoint []string
+	// Labels are added to the image besides Label=image.
+	Labels map[string]string
+}
+
+// BuildImage builds the image spec describes unless an image of the same content exists, and
+// returns its reference (repo:content-hash).
+func BuildImage(ctx context.Context, cli *client.Client, spec ImageSpec) (string, error) {
+	ctxTar, sum, err := buildContext(spec)
+	if err != nil {
+		return "", err
 	}
+	ref := spec.Repo + ":" + sum[:16]
+	if _, err := cli.ImageInspect(ctx, ref); err == nil {
+		return ref, nil
+	} else if !cerrdefs.IsNotFound(err) {
+		return "", fmt.Errorf("inspect %s: %w", ref, err)
+	}
+	labels := map[string]string{Label: "image"}
+	maps.Copy(labels, spec.Labels)
 	res, err := cli.ImageBuild(ctx, bytes.NewReader(ctxTar), client.ImageBuildOptions{
 		Tags:        []string{ref},
 		Remove:      true,
 		ForceRemove: true,
-		Labels:      map[string]string{Label: "image"},
+		Labels:      labels,
 		Version:     build.BuilderV1,
 	})
 	if err != nil {
-		t.Fatalf("test image: build %s: %v", ref, err)
+		return "", fmt.Errorf("build %s: %w", ref, err)
 	}
 	defer res.Body.Close()
 	if err := buildResult(res.Body); err != nil {
-		t.Fatalf("test image: build %s: %v", ref, err)
+		return "", fmt.Errorf("build %s: %w", ref, err)
 	}
-	removeOldImages(ctx, cli, ref)
-	imageRef = ref
-	return ref
+	removeOldImages(ctx, cli, spec.Repo, ref)
+	return ref, nil
 }
 
 // buildResult reads the build's JSON message stream to its end and returns the first error
@@ -199,7 +229,7 @@ func buildResult(r io.Reader) error {
 	}
 }
 
-func removeOldImages(ctx context.Context, cli *client.Client, keep string) {
+func removeOldImages(ctx context.Context, cli *client.Client, repo, keep string) {
 	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("label", Label+"=image")})
 	if err != nil {
 		return
@@ -210,59 +240,46 @@ func removeOldImages(ctx context.Context, cli *client.Client, keep string) {
 		if time.Since(time.Unix(img.Created, 0)) < 24*time.Hour {
 			continue
 		}
-		old := true
+		old, ours := true, false
 		for _, tag := range img.RepoTags {
 			if tag == keep {
 				old = false
 			}
+			if strings.HasPrefix(tag, repo+":") {
+				ours = true
+			}
 		}
-		if old {
+		if old && ours {
 			// Not forced: an image another test run still uses stays until its next build.
 			_, _ = cli.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
 		}
 	}
 }
 
+// contextEntry is one file of a build context.
+type contextEntry struct {
+	h    tar.Header
+	body []byte
+}
+
 // buildContext makes the image's build context (a tar) and the hash that names it.
-func buildContext(t testing.TB) ([]byte, string, error) {
+func buildContext(spec ImageSpec) ([]byte, string, error) {
 	busybox, err := staticBusybox()
 	if err != nil {
 		return nil, "", err
 	}
-	sailtui, err := buildSailtui(t)
-	if err != nil {
-		return nil, "", err
+	dockerfile := "FROM scratch\nCOPY rootfs/ /\nCOPY --chown=1000:1000 home/ /home/\nENV PATH=/bin\n"
+	if len(spec.Entrypoint) > 0 {
+		ep, _ := json.Marshal(spec.Entrypoint)
+		dockerfile += "ENTRYPOINT " + string(ep) + "\n"
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	now := time.Unix(0, 0)
-	add := func(h *tar.Header, body []byte) error {
-		h.ModTime = now
-		if h.Typeflag == tar.TypeReg {
-			h.Size = int64(len(body))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		_, err := tw.Write(body)
-		return err
-	}
-	dockerfile := `FROM scratch
-COPY rootfs/ /
-COPY --chown=1000:1000 home/ /home/
-ENV PATH=/bin
-`
 	passwd := "root:x:0:0:root:/root:/bin/sh\ndev:x:1000:1000:dev:/home/dev:/bin/sh\n"
 	group := "root:x:0:\ndev:x:1000:\n"
-	entries := []struct {
-		h    tar.Header
-		body []byte
-	}{
+	entries := []contextEntry{
 		{tar.Header{Name: "Dockerfile", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(dockerfile)},
 		{tar.Header{Name: "rootfs/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
 		{tar.Header{Name: "rootfs/bin/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
 		{tar.Header{Name: "rootfs/bin/busybox", Typeflag: tar.TypeReg, Mode: 0o755}, busybox},
-		{tar.Header{Name: "rootfs/bin/sailtui", Typeflag: tar.TypeReg, Mode: 0o755}, sailtui},
 		{tar.Header{Name: "rootfs/etc/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
 		{tar.Header{Name: "rootfs/etc/passwd", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(passwd)},
 		{tar.Header{Name: "rootfs/etc/group", Typeflag: tar.TypeReg, Mode: 0o644}, []byte(group)},
@@ -270,15 +287,41 @@ ENV PATH=/bin
 		{tar.Header{Name: "home/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
 		{tar.Header{Name: "home/dev/", Typeflag: tar.TypeDir, Mode: 0o755}, nil},
 	}
-	for _, a := range Applets {
-		entries = append(entries, struct {
-			h    tar.Header
-			body []byte
-		}{tar.Header{Name: "rootfs/bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}, nil})
+	if spec.Sailtui {
+		sailtui, err := buildSailtui()
+		if err != nil {
+			return nil, "", err
+		}
+		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/sailtui", Typeflag: tar.TypeReg, Mode: 0o755}, sailtui})
 	}
+	if spec.Tmux {
+		files, err := tmuxFiles()
+		if err != nil {
+			return nil, "", err
+		}
+		entries = append(entries, files...)
+	}
+	applets := spec.Applets
+	if applets == nil {
+		if applets, err = busyboxApplets(); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, a := range applets {
+		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}, nil})
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
 	h := sha256.New()
 	for _, e := range entries {
-		if err := add(&e.h, e.body); err != nil {
+		e.h.ModTime = time.Unix(0, 0)
+		if e.h.Typeflag == tar.TypeReg {
+			e.h.Size = int64(len(e.body))
+		}
+		if err := tw.WriteHeader(&e.h); err != nil {
+			return nil, "", fmt.Errorf("build context: %w", err)
+		}
+		if _, err := tw.Write(e.body); err != nil {
 			return nil, "", fmt.Errorf("build context: %w", err)
 		}
 		fmt.Fprintf(h, "%s %o %s %d\n", e.h.Name, e.h.Mode, e.h.Linkname, len(e.body))
@@ -290,9 +333,101 @@ ENV PATH=/bin
 	return buf.Bytes(), hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// staticBusybox reads the busybox to put in the image: SAILTUI_TEST_BUSYBOX, else the one
-// Debian's busybox-static installs. A dynamically linked one would not run in a scratch image.
+// busyboxApplets lists the applets of the static busybox, but those that would shadow a
+// program an image carries of its own.
+func busyboxApplets() ([]string, error) {
+	bb, err := staticBusyboxPath()
+	if err != nil {
+		return nil, err
+	}
+	out, err := exec.Command(bb, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("%s --list: %w", bb, err)
+	}
+	var list []string
+	for _, a := range strings.Fields(string(out)) {
+		if a != "busybox" && a != "sailtui" && a != "tmux" && !strings.Contains(a, "/") {
+			list = append(list, a)
+		}
+	}
+	return list, nil
+}
+
+// tmuxFiles are Debian's tmux with the shared libraries ldd finds for it (each stored at the
+// path the loader looks for it), and the terminfo entries of the terminals tmux sets up.
+func tmuxFiles() ([]contextEntry, error) {
+	bin, err := exec.LookPath("tmux")
+	if err != nil {
+		return nil, fmt.Errorf("tmux for the test image: %w (install Debian's tmux)", err)
+	}
+	body, err := os.ReadFile(bin)
+	if err != nil {
+		return nil, fmt.Errorf("tmux for the test image: %w", err)
+	}
+	entries := []contextEntry{{tar.Header{Name: "rootfs/bin/tmux", Typeflag: tar.TypeReg, Mode: 0o755}, body}}
+	out, err := exec.Command("ldd", bin).Output()
+	if err != nil {
+		return nil, fmt.Errorf("ldd %s: %w", bin, err)
+	}
+	dirs := map[string]bool{"rootfs/": true, "rootfs/bin/": true}
+	var files []string
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
+			files = append(files, f[2])
+		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
+			files = append(files, f[0]) // the loader itself
+		}
+	}
+	// tmux refuses to start without a UTF-8 locale; glibc's C.UTF-8 is a directory of data.
+	locales, _ := filepath.Glob("/usr/lib/locale/C.utf8/*")
+	for _, l := range locales {
+		if fi, err := os.Stat(l); err == nil && fi.Mode().IsRegular() {
+			files = append(files, l)
+		}
+	}
+	if sub, _ := filepath.Glob("/usr/lib/locale/C.utf8/LC_MESSAGES/*"); len(sub) > 0 {
+		files = append(files, sub...)
+	}
+	for _, dir := range []string{"/lib/terminfo", "/usr/share/terminfo"} {
+		for _, name := range []string{"s/screen", "s/screen-256color", "t/tmux", "t/tmux-256color", "x/xterm", "x/xterm-256color", "d/dumb"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+				files = append(files, filepath.Join(dir, name))
+			}
+		}
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f) // follows the soname link to the library
+		if err != nil {
+			return nil, fmt.Errorf("tmux for the test image: %w", err)
+		}
+		name := "rootfs" + f
+		var parents []string
+		for d := filepath.Dir(name); !dirs[d+"/"]; d = filepath.Dir(d) {
+			dirs[d+"/"] = true
+			parents = append([]string{d + "/"}, parents...)
+		}
+		for _, d := range parents {
+			entries = append(entries, contextEntry{tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil})
+		}
+		entries = append(entries, contextEntry{tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755}, b})
+	}
+	return entries, nil
+}
+
+// staticBusybox reads the busybox to put in the image (see staticBusyboxPath).
 func staticBusybox() ([]byte, error) {
+	p, err := staticBusyboxPath()
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
+}
+
+// staticBusyboxPath is SAILTUI_TEST_BUSYBOX, else the busybox Debian's busybox-static
+// installs. A dynamically linked one would not run in a scratch image.
+func staticBusyboxPath() (string, error) {
 	cands := []string{"/bin/busybox", "/usr/bin/busybox"}
 	if p := os.Getenv("SAILTUI_TEST_BUSYBOX"); p != "" {
 		cands = []string{p}
@@ -310,14 +445,14 @@ func staticBusybox() ([]byte, error) {
 		}
 		_ = f.Close()
 		if static {
-			return os.ReadFile(p)
+			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("no statically linked busybox at %s: install Debian's busybox-static (apt-get install busybox-static) or set SAILTUI_TEST_BUSYBOX", strings.Join(cands, " or "))
+	return "", fmt.Errorf("no statically linked busybox at %s: install Debian's busybox-static (apt-get install busybox-static) or set SAILTUI_TEST_BUSYBOX", strings.Join(cands, " or "))
 }
 
 // buildSailtui builds a static sailtui from this module's source.
-func buildSailtui(t testing.TB) ([]byte, error) {
+func buildSailtui() ([]byte, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return nil, fmt.Errorf("find the module: go env GOMOD: %w", err)
@@ -326,7 +461,11 @@ func buildSailtui(t testing.TB) ([]byte, error) {
 	if gomod == "" || gomod == os.DevNull {
 		return nil, errors.New("find the module: not inside the sailtui module")
 	}
-	dir := t.TempDir()
+	dir, err := os.MkdirTemp("", "sailtui-image-")
+	if err != nil {
+		return nil, fmt.Errorf("build a static sailtui: %w", err)
+	}
+	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "sailtui")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/sailtui")
 	cmd.Dir = filepath.Dir(gomod)

@@ -1,6 +1,7 @@
 package k8stest
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -57,17 +58,33 @@ var binaries = []string{"etcd", "kube-apiserver", "kube-controller-manager"}
 
 // New starts a cluster; Stop it when done. Start is the usual way in tests.
 func New() (c *Cluster, err error) {
+	return newCluster(clusterOptions{})
+}
+
+// clusterOptions are what a real node's control plane needs beyond the tests' own.
+type clusterOptions struct {
+	dir         string   // the cluster's files; "" makes a temporary directory
+	apiArgs     []string // more kube-apiserver flags
+	controllers string   // kube-controller-manager --controllers; "" is controllers
+}
+
+func newCluster(opts clusterOptions) (c *Cluster, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*startTimeout)
 	defer cancel()
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "sailtui-k8stest-")
+	dir := opts.dir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "sailtui-k8stest-")
+	} else {
+		err = os.MkdirAll(dir, 0o700)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("k8stest: %w", err)
 	}
-	c = &Cluster{dir: dir}
+	c = &Cluster{dir: dir, opts: opts}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Stop())
@@ -308,7 +325,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin, etcdURL string) error
 		if err != nil {
 			return fmt.Errorf("k8stest: kube-apiserver: %w", err)
 		}
-		p, err := startProc(filepath.Join(bin, "kube-apiserver"), c.path("kube-apiserver.log"),
+		p, err := startProc(filepath.Join(bin, "kube-apiserver"), c.path("kube-apiserver.log"), append([]string{
 			"--etcd-servers", etcdURL,
 			"--bind-address", "127.0.0.1",
 			"--advertise-address", "127.0.0.1",
@@ -326,7 +343,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin, etcdURL string) error
 			// a loopback address is not a valid endpoint: the reconciler would fail for ever.
 			"--endpoint-reconciler-type", "none",
 			"--profiling=false",
-		)
+		}, c.opts.apiArgs...)...)
 		if err != nil {
 			return err
 		}
@@ -365,7 +382,7 @@ func (c *Cluster) connect() error {
 func (c *Cluster) startControllerManager(ctx context.Context, bin string) error {
 	p, err := startProc(filepath.Join(bin, "kube-controller-manager"), c.path("kube-controller-manager.log"),
 		"--kubeconfig", c.path("kcm.kubeconfig"),
-		"--controllers", controllers,
+		"--controllers", cmp.Or(c.opts.controllers, controllers),
 		"--service-account-private-key-file", c.path("sa.key"),
 		"--root-ca-file", c.path("apiserver.crt"),
 		"--leader-elect=false",

@@ -9,6 +9,7 @@
 package k8stest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync"
@@ -32,9 +33,13 @@ type Cluster struct {
 	Dynamic   dynamic.Interface
 
 	config   *rest.Config
+	opts     clusterOptions
 	kcmToken string // the controller manager's, in the token file and its kubeconfig
 	dir      string
 	procs    []*proc // in start order: etcd, kube-apiserver, kube-controller-manager
+
+	// snapshotData, on the real node, copies the claim's data for a snapshot being cut.
+	snapshotData func(ctx context.Context, namespace, pvc, handle string) error
 
 	ipMu   sync.Mutex
 	nextIP uint32 // the last pod IP handed out by the kubelet helper

@@ -132,33 +132,50 @@ func (c *Cluster) podIP() string {
 // is called or tb ends.
 func (c *Cluster) runInformer(tb testing.TB, role string, lw cache.ListerWatcher, obj runtime.Object,
 	handle func(context.Context, runtime.Object) error) (stop func()) {
+	stop, err := runInformer(lw, obj, handle, nil, func(err error) { tb.Errorf("k8stest %s: %v", role, err) })
+	if err != nil {
+		tb.Fatalf("k8stest %s: %v", role, err)
+	}
+	tb.Cleanup(stop)
+	return stop
+}
+
+// runInformer calls handle for every object lw lists or watches, added or updated, and gone
+// (when gone is not nil) until stop is called; a handler's error goes to onErr.
+func runInformer(lw cache.ListerWatcher, obj runtime.Object, handle, gone func(context.Context, runtime.Object) error,
+	onErr func(error)) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	inf := cache.NewSharedIndexInformer(lw, obj, 0, cache.Indexers{})
-	on := func(o any) {
+	call := func(f func(context.Context, runtime.Object) error, o any) {
+		if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = d.Obj
+		}
 		ro, ok := o.(runtime.Object)
 		if !ok || ctx.Err() != nil {
 			return
 		}
-		if err := handle(ctx, ro); err != nil && ctx.Err() == nil {
-			tb.Errorf("k8stest %s: %v", role, err)
+		if err := f(ctx, ro); err != nil && ctx.Err() == nil {
+			onErr(err)
 		}
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    on,
-		UpdateFunc: func(_, o any) { on(o) },
-	}); err != nil {
+	handlers := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { call(handle, o) },
+		UpdateFunc: func(_, o any) { call(handle, o) },
+	}
+	if gone != nil {
+		handlers.DeleteFunc = func(o any) { call(gone, o) }
+	}
+	if _, err := inf.AddEventHandler(handlers); err != nil {
 		cancel()
-		tb.Fatalf("k8stest %s: %v", role, err)
+		return nil, err
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { inf.RunWithContext(ctx) })
 	var once sync.Once
-	stop = func() {
+	return func() {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
 		})
-	}
-	tb.Cleanup(stop)
-	return stop
+	}, nil
 }

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
 )
@@ -90,6 +91,13 @@ func (c *Cluster) StartSnapshotter(tb testing.TB, namespace string) (stop func()
 	return func() { stopSnaps(); stopContents() }
 }
 
+// dynamicHandle is the snapshot handle of the content cut for the snapshot with uid.
+func dynamicHandle(uid types.UID) string { return "k8stest-snapshot-" + string(uid) }
+
+func contentReady(c *snapv1.VolumeSnapshotContent) bool {
+	return c.Status != nil && c.Status.ReadyToUse != nil && *c.Status.ReadyToUse
+}
+
 func snapshotReady(vs *snapv1.VolumeSnapshot) bool {
 	return vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse
 }
@@ -108,6 +116,10 @@ func (c *Cluster) readySnapshot(ctx context.Context, vs *snapv1.VolumeSnapshot) 
 	switch src := vs.Spec.Source; {
 	case src.PersistentVolumeClaimName != nil:
 		content, size, err = c.dynamicContent(ctx, vs, *src.PersistentVolumeClaimName)
+		if err == nil && c.snapshotData != nil && !contentReady(content) {
+			// The real node keeps real data: the copy exists before the snapshot is ready.
+			err = c.snapshotData(ctx, vs.Namespace, *src.PersistentVolumeClaimName, dynamicHandle(vs.UID))
+		}
 	case src.VolumeSnapshotContentName != nil:
 		content, err = c.preProvisionedContent(ctx, vs, *src.VolumeSnapshotContentName)
 	default:
@@ -257,7 +269,7 @@ func (c *Cluster) readyContent(ctx context.Context, content *snapv1.VolumeSnapsh
 			cur.Status = &snapv1.VolumeSnapshotContentStatus{}
 		}
 		st := cur.Status
-		handle := "k8stest-snapshot-" + string(cur.Spec.VolumeSnapshotRef.UID)
+		handle := dynamicHandle(cur.Spec.VolumeSnapshotRef.UID)
 		if cur.Spec.Source.SnapshotHandle != nil {
 			handle = *cur.Spec.Source.SnapshotHandle
 		}
