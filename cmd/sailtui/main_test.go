@@ -3,25 +3,22 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // The test binary doubles as the sailtui binary: with SAILTUI_TEST_MAIN=1 it runs main(), so the
@@ -137,64 +134,29 @@ func stopEverything(t *testing.T, state string) {
 	}
 }
 
-// treeDigest describes a tree exactly: every path with its type, mode, symlink target and
-// content hash. Two trees are byte-identical when their digests are equal.
-func treeDigest(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
-		switch {
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = "link " + target
-		case info.IsDir():
-			out[rel] = fmt.Sprintf("dir %v", info.Mode().Perm())
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			out[rel] = fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(sum[:8]))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("digest %s: %v", root, err)
-	}
-	return out
-}
+// treeDigest, diffDigests and newProject are the engine tests' own (enginetest): a tree compares,
+// and a test project is made, the same way here as there, with one copy of each.
+var (
+	treeDigest  = enginetest.TreeDigest
+	diffDigests = enginetest.DiffDigests
+	newProject  = enginetest.NewProject
+)
 
-func diffDigests(a, b map[string]string) string {
-	var keys []string
-	seen := map[string]bool{}
-	for k := range a {
-		keys, seen[k] = append(keys, k), true
+// openTest opens an engine in-process on the state directory as the command line wires it (the
+// embedded default unless the environment says otherwise, as the S3 tests set it), owned by
+// owner; tweaks swap or wrap parts of the engine config.
+func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config)) *parts {
+	t.Helper()
+	cfg := defaultConfig()
+	cfg.StateDir = state
+	cfg.DefaultCommand = selfCommand()
+	tweaks = append([]func(*engine.Config){func(c *engine.Config) { c.Owner = owner; c.StepHook = nil }}, tweaks...)
+	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler), tweaks...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for k := range b {
-		if !seen[k] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var d []string
-	for _, k := range keys {
-		if a[k] != b[k] {
-			d = append(d, fmt.Sprintf("%s: %q != %q", k, a[k], b[k]))
-		}
-	}
-	return strings.Join(d, "\n")
+	t.Cleanup(p.close)
+	return p
 }
 
 // waitHTTP polls url until it answers 200 with a body containing want.

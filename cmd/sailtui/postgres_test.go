@@ -15,6 +15,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // openPG opens an engine on the embedded runtime with the PostgreSQL store at dsn.
@@ -40,7 +41,7 @@ func TestPostgresFourSweeps(t *testing.T) {
 	const n = 500
 	var ps []*parts
 	for i := range 4 {
-		ps = append(ps, openPG(t, state, dsn, fmt.Sprintf("sweeper-%d", i), func(c *engine.Config) { c.Store = lockless{c.Store} }))
+		ps = append(ps, openPG(t, state, dsn, fmt.Sprintf("sweeper-%d", i), func(c *engine.Config) { c.Store = enginetest.Lockless{Store: c.Store} }))
 	}
 	ctx := context.Background()
 	for i := range n {

@@ -1,11 +1,10 @@
-package main
+package engine_test
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,36 +13,8 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
-
-// These tests drive the engine in-process on the embedded default (SQLite store, local runtime,
-// directory object store), each trying to break one invariant of DESIGN.md.
-
-func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config)) *parts {
-	t.Helper()
-	cfg := defaultConfig()
-	cfg.StateDir = state
-	cfg.DefaultCommand = selfCommand()
-	tweaks = append([]func(*engine.Config){func(c *engine.Config) { c.Owner = owner; c.StepHook = nil }}, tweaks...)
-	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler), tweaks...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.close)
-	return p
-}
-
-func newProject(t *testing.T, eng *engine.Engine, name string) engine.Project {
-	t.Helper()
-	p, err := eng.CreateProject(context.Background(), engine.CreateRequest{Name: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.WriteFile(context.Background(), p.Slug, "src/main.go", strings.NewReader("package main // "+name+"\n")); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // corruptingVolumes flips a byte of every archive right after it is written, before the engine
 // verifies it: the read-back check must catch it.
@@ -73,14 +44,14 @@ func TestInvariantNoDeleteWithoutVerifiedSnapshot(t *testing.T) {
 		c.Volumes = corruptingVolumes{Volumes: c.Volumes, objects: filepath.Join(state, "objects")}
 	})
 	ctx := context.Background()
-	p := newProject(t, pt.eng, "fragile")
+	p := enginetest.NewProject(t, pt.eng, "fragile")
 	dir := filepath.Join(state, "projects", p.Slug)
-	before := treeDigest(t, dir)
+	before := enginetest.TreeDigest(t, dir)
 	_, err := pt.eng.Hibernate(ctx, p.Slug)
 	if !errors.Is(err, engine.ErrChecksum) {
 		t.Fatalf("hibernate with a corrupted archive: got %v, want a checksum error", err)
 	}
-	if d := diffDigests(before, treeDigest(t, dir)); d != "" {
+	if d := enginetest.DiffDigests(before, enginetest.TreeDigest(t, dir)); d != "" {
 		t.Fatalf("project tree changed:\n%s", d)
 	}
 	got, _ := pt.eng.Project(ctx, p.Slug)
@@ -93,25 +64,16 @@ func TestInvariantNoDeleteWithoutVerifiedSnapshot(t *testing.T) {
 	}
 }
 
-// lockless lets every sweep take the global lock, so overlapping sweeps really overlap and only
-// the per-project claims stand between them.
-type lockless struct{ engine.Store }
-
-func (lockless) TryLock(context.Context, string, string, time.Time, time.Duration) (bool, error) {
-	return true, nil
-}
-func (lockless) Unlock(context.Context, string, string) error { return nil }
-
 // Invariant 3: two sweeps at once (two engines on one store, as two processes) hibernate every
 // project exactly once and never deadlock.
 func TestInvariantExactlyOnce(t *testing.T) {
 	state := t.TempDir()
-	a := openTest(t, state, "sweeper-a", func(c *engine.Config) { c.Store = lockless{c.Store} })
-	b := openTest(t, state, "sweeper-b", func(c *engine.Config) { c.Store = lockless{c.Store} })
+	a := openTest(t, state, "sweeper-a", func(c *engine.Config) { c.Store = enginetest.Lockless{Store: c.Store} })
+	b := openTest(t, state, "sweeper-b", func(c *engine.Config) { c.Store = enginetest.Lockless{Store: c.Store} })
 	ctx := context.Background()
 	const n = 24
 	for i := range n {
-		newProject(t, a.eng, fmt.Sprintf("p%02d", i))
+		enginetest.NewProject(t, a.eng, fmt.Sprintf("p%02d", i))
 	}
 	asOf := time.Now().Add(time.Hour)
 	var wg sync.WaitGroup
@@ -193,8 +155,8 @@ func TestInvariantActivityRespected(t *testing.T) {
 	t.Run("touched before claim", func(t *testing.T) {
 		state := t.TempDir()
 		pt := openTest(t, state, "test-a", func(c *engine.Config) { c.Store = touchingStore{c.Store, "busy"} })
-		newProject(t, pt.eng, "busy")
-		newProject(t, pt.eng, "quiet")
+		enginetest.NewProject(t, pt.eng, "busy")
+		enginetest.NewProject(t, pt.eng, "quiet")
 		rep, err := pt.eng.SweepHibernate(ctx, engine.SweepOptions{AsOf: time.Now().Add(time.Hour)})
 		if err != nil {
 			t.Fatal(err)
@@ -219,9 +181,9 @@ func TestInvariantActivityRespected(t *testing.T) {
 			}
 		})
 		eng = pt.eng
-		p := newProject(t, eng, "busy")
+		p := enginetest.NewProject(t, eng, "busy")
 		dir := filepath.Join(state, "projects", p.Slug)
-		before := treeDigest(t, dir)
+		before := enginetest.TreeDigest(t, dir)
 		// Idle for a moment is idle enough; the touch at snapshot-ready comes after the cutoff.
 		time.Sleep(20 * time.Millisecond)
 		rep, err := eng.SweepHibernate(ctx, engine.SweepOptions{Idle: time.Millisecond})
@@ -235,7 +197,7 @@ func TestInvariantActivityRespected(t *testing.T) {
 		if got.Status != engine.StatusActive || got.OpID != "" {
 			t.Fatalf("after touched hibernation: %+v", got)
 		}
-		if d := diffDigests(before, treeDigest(t, dir)); d != "" {
+		if d := enginetest.DiffDigests(before, enginetest.TreeDigest(t, dir)); d != "" {
 			t.Fatalf("tree changed:\n%s", d)
 		}
 	})
@@ -248,7 +210,7 @@ func TestInvariantManualLimitConcurrent(t *testing.T) {
 	a := openTest(t, state, "test-a")
 	b := openTest(t, state, "test-b")
 	ctx := context.Background()
-	newProject(t, a.eng, "racy")
+	enginetest.NewProject(t, a.eng, "racy")
 	var wg sync.WaitGroup
 	for i := range 12 {
 		eng := a.eng
@@ -280,8 +242,8 @@ func TestInvariantPurgeFreesStorage(t *testing.T) {
 	state := t.TempDir()
 	pt := openTest(t, state, "test-a")
 	ctx := context.Background()
-	p := newProject(t, pt.eng, "old")
-	keep := newProject(t, pt.eng, "kept")
+	p := enginetest.NewProject(t, pt.eng, "old")
+	keep := enginetest.NewProject(t, pt.eng, "kept")
 	s, err := pt.eng.CreateSnapshot(ctx, p.Slug, "to delete")
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +296,7 @@ func TestInvariantPathsStayInside(t *testing.T) {
 	state := t.TempDir()
 	pt := openTest(t, state, "test-a")
 	ctx := context.Background()
-	p := newProject(t, pt.eng, "walled")
+	p := enginetest.NewProject(t, pt.eng, "walled")
 	outside := filepath.Join(state, "outside.txt")
 	must(t, os.WriteFile(outside, []byte("secret"), 0o600))
 	must(t, os.Symlink(state, filepath.Join(state, "projects", p.Slug, "escape")))
