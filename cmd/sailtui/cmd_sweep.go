@@ -64,14 +64,12 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	if err != nil {
 		return engine.SweepReport{}, err
 	}
-	if a.cfg.Mode == "kubernetes" {
-		// The sweeper's role (kubernetes.SweeperProjectRules) cannot create namespaces or
-		// PVCs; an interrupted wake or restore is finished by the next wake instead.
-		opts.LeaveInterrupted = []engine.OpKind{engine.OpWake, engine.OpRestore}
-	}
 	eng, err := a.engine(ctx)
 	if err != nil {
 		return engine.SweepReport{}, err
+	}
+	if a.parts.sweepOptions != nil {
+		opts = a.parts.sweepOptions(opts)
 	}
 	if f.deadline > 0 {
 		var cancel context.CancelFunc

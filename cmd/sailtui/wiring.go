@@ -22,7 +22,10 @@ type parts struct {
 	store engine.Store
 	// runtime is the engine's, for the tests that look behind it.
 	runtime engine.Runtime
-	close   func()
+	// sweepOptions is the runtime's sweep policy (kubernetes.Config.SweepOptions), nil when
+	// it has none.
+	sweepOptions func(engine.SweepOptions) engine.SweepOptions
+	close        func()
 }
 
 // openEngine selects Runtime, Volumes, Store and ObjectStore from the config. With no config at
@@ -33,10 +36,13 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
 	// A cluster that does not answer is reported before the store is opened (and migrated).
-	var krt *kubernetes.Runtime
+	var (
+		krt *kubernetes.Runtime
+		kc  kubernetes.Config
+	)
 	if cfg.Mode == "kubernetes" {
 		var err error
-		if krt, err = openKubernetes(ctx, cfg, log); err != nil {
+		if krt, kc, err = openKubernetes(ctx, cfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -97,7 +103,11 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		closeAll()
 		return nil, err
 	}
-	return &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}, nil
+	p := &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}
+	if krt != nil {
+		p.sweepOptions = kc.SweepOptions
+	}
+	return p, nil
 }
 
 // storageRuntime is a runtime whose project storage is one host directory per project, which

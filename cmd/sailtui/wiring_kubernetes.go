@@ -89,31 +89,31 @@ func kubernetesConfig(cfg config) (kubernetes.Config, error) {
 // openKubernetes connects to the cluster as kubectl would (KUBECONFIG, ~/.kube/config,
 // --context; in a pod with none of those, the in-cluster service account) and checks the API
 // server answers, so a wrong cluster is reported before anything is touched.
-func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, error) {
+func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, kubernetes.Config, error) {
 	// client-go speaks through klog, which writes its own lines to stderr: they would break the
 	// headless mode's JSON log and draw over the console. klog is process-wide; this process
 	// has one cluster.
 	klog.SetSlogLogger(log)
 	kc, err := kubernetesConfig(cfg)
 	if err != nil {
-		return nil, err
+		return nil, kc, err
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
 	rest, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: load cluster config (KUBECONFIG, --context, or in-cluster): %w", err)
+		return nil, kc, fmt.Errorf("kubernetes: load cluster config (KUBECONFIG, --context, or in-cluster): %w", err)
 	}
 	rest.UserAgent = "sailtui/" + version
 	kc.REST = rest
 	rt, err := kubernetes.New(kc)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: %w", err)
+		return nil, kc, fmt.Errorf("kubernetes: %w", err)
 	}
 	if err := rt.Check(ctx); err != nil {
-		return nil, fmt.Errorf("kubernetes: %w; check KUBECONFIG / --context", err)
+		return nil, kc, fmt.Errorf("kubernetes: %w; check KUBECONFIG / --context", err)
 	}
-	return rt, nil
+	return rt, kc, nil
 }
 
 // kubeUseArchives is K8S_USE_S3_SNAPSHOTS: snapshots as archives through the file-manager pod.
