@@ -202,6 +202,9 @@ func TestHeadlessBadConfig(t *testing.T) {
 		{"unreachable database", []string{fmt.Sprintf("DATABASE_URL=postgres://sailtui@127.0.0.1:%d/sailtui?sslmode=disable&connect_timeout=5", port)},
 			[]string{"--idle", "1ns"}, 2, []string{fmt.Sprintf("127.0.0.1:%d", port), "DATABASE_URL"}, true},
 		{"prefix with ..", []string{"S3_PROJECTS_PREFIX=a/../b"}, []string{"--idle", "1ns"}, 2, []string{"S3_PROJECTS_PREFIX", "component"}, true},
+		// A kubernetes setting is read with the others: refused before the cluster is looked for.
+		{"kubernetes setting", []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + filepath.Join(c.state, "no-kubeconfig"), "K8S_PVC_SIZE=big"},
+			[]string{"--idle", "1ns"}, 2, []string{"K8S_PVC_SIZE", "5Gi"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -145,9 +145,8 @@ as a Kubernetes CronJob does.`,
 		}
 		return fmt.Errorf("%w (%s): %w", err, hint, engine.ErrBadInput)
 	})
-	a.cfg.bindGlobal(root.PersistentFlags())
+	a.cfg.bindFlags(root.PersistentFlags(), root.Flags())
 	root.Flags().BoolVar(&demo, "demo", false, "seed a demo workspace when the state is empty")
-	root.Flags().StringVar(&a.cfg.Skin, "skin", a.cfg.Skin, "console colours: dark or light (env SAILTUI_SKIN; NO_COLOR disables colour)")
 	root.Flags().BoolVar(&headlessRun, "headless", false, "run without the console (with --sweep)")
 	root.Flags().StringVar(&sweep, "sweep", "", "headless sweep to run: hibernate, purge or all")
 	sw.bind(root.Flags())

@@ -57,12 +57,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	)
 	if krt != nil {
 		rt, vols = krt, kubernetes.NewSnapshots(krt)
-		useArchives, err := kubeUseArchives()
-		if err != nil {
-			closeStore()
-			return nil, err
-		}
-		if useArchives {
+		if cfg.KubeArchives {
 			// The S3 credentials stay in this process: the pod only runs tar.
 			objects, err := openObjects(ctx, cfg, log)
 			if err != nil {
