@@ -131,7 +131,7 @@ func (c *config) validate() error {
 		return fmt.Errorf("DEPLOYMENT_MODE=%q: want local, docker or kubernetes", c.Mode)
 	}
 	if err := archive.CheckPrefix(c.ObjectPrefix); err != nil {
-		return fmt.Errorf("S3_PROJECTS_PREFIX=%q: %v; use slash-separated names such as sailtui/projects", c.ObjectPrefix, err)
+		return fmt.Errorf("S3_PROJECTS_PREFIX=%q: %w; use slash-separated names such as sailtui/projects", c.ObjectPrefix, err)
 	}
 	if c.StateDir == "" {
 		return fmt.Errorf("state directory is empty: set --state-dir or SAILTUI_STATE_DIR")
