@@ -36,13 +36,10 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
 	// A cluster that does not answer is reported before the store is opened (and migrated).
-	var (
-		krt *kubernetes.Runtime
-		kc  kubernetes.Config
-	)
+	var krt *kubernetes.Runtime
 	if cfg.Mode == "kubernetes" {
 		var err error
-		if krt, kc, err = openKubernetes(ctx, cfg, log); err != nil {
+		if krt, err = openKubernetes(ctx, cfg, log); err != nil {
 			return nil, err
 		}
 	}
@@ -100,7 +97,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	}
 	p := &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}
 	if krt != nil {
-		p.sweepOptions = kc.SweepOptions
+		p.sweepOptions = cfg.Kube.SweepOptions
 	}
 	return p, nil
 }

@@ -23,7 +23,7 @@ func kubernetesConfig(cfg config) kubernetes.Config {
 // openKubernetes connects to the cluster as kubectl would (KUBECONFIG, ~/.kube/config,
 // --context; in a pod with none of those, the in-cluster service account) and checks the API
 // server answers, so a wrong cluster is reported before anything is touched.
-func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, kubernetes.Config, error) {
+func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, error) {
 	// client-go speaks through klog, which writes its own lines to stderr: they would break the
 	// headless mode's JSON log and draw over the console. klog is process-wide; this process
 	// has one cluster.
@@ -33,16 +33,16 @@ func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kuberne
 	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.KubeContext}
 	rest, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
 	if err != nil {
-		return nil, kc, fmt.Errorf("kubernetes: load cluster config (KUBECONFIG, --context, or in-cluster): %w", err)
+		return nil, fmt.Errorf("kubernetes: load cluster config (KUBECONFIG, --context, or in-cluster): %w", err)
 	}
 	rest.UserAgent = "sailtui/" + version
 	kc.REST = rest
 	rt, err := kubernetes.New(kc)
 	if err != nil {
-		return nil, kc, fmt.Errorf("kubernetes: %w", err)
+		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
 	if err := rt.Check(ctx); err != nil {
-		return nil, kc, fmt.Errorf("kubernetes: %w; check KUBECONFIG / --context", err)
+		return nil, fmt.Errorf("kubernetes: %w; check KUBECONFIG / --context", err)
 	}
-	return rt, kc, nil
+	return rt, nil
 }
