@@ -75,9 +75,10 @@ test: deps tools lint
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 25m ./cmd/sailtui/ ./...
 
 ## Quick loops, one per part. test-unit needs no real part beyond the filesystem (SQLite, the
-## directory store): seconds.
+## directory store): seconds. It includes the headless run and the metrics of cmd/sailtui, which
+## are tested without the binary.
 test-unit:
-	$(GOTEST) ./engine/... ./ui/... ./theme/... ./backends/sqlite/ ./backends/dirstore/
+	$(GOTEST) ./engine/... ./ui/... ./theme/... ./backends/sqlite/ ./backends/dirstore/ ./cmd/sailtui/internal/...
 test-engine:
 	$(GOTEST) -race ./engine/...
 test-sqlite:
@@ -102,7 +103,7 @@ test-local:
 test-archive:
 	$(GOTEST) -race ./engine/archive/... ./backends/dirstore/...
 test-console: deps
-	$(GOTEST) -run 'Console' ./cmd/sailtui/...
+	$(GOTEST) -run 'Console' ./cmd/sailtui/
 test-e2e: deps
 	$(GOTEST) -race ./cmd/sailtui/...
 

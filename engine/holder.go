@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strconv"
@@ -69,8 +70,11 @@ func (e *Engine) stale(p Project) bool {
 	return e.now().Sub(p.OpHeartbeat) > e.cfg.OpTimeout
 }
 
-// heartbeat keeps an operation's hold fresh until stop is called.
-func (e *Engine) heartbeat(projectID, opID string) (stop func()) {
+// heartbeat keeps an operation's hold fresh until stop is called. The beats are detached from
+// ctx's cancellation: a cancelled step must not let the hold go stale while the operation
+// winds down, and only stop ends them.
+func (e *Engine) heartbeat(ctx context.Context, projectID, opID string) (stop func()) {
+	ctx = context.WithoutCancel(ctx)
 	done := make(chan struct{})
 	every := e.cfg.OpTimeout / 4
 	if every < time.Second {
@@ -86,7 +90,7 @@ func (e *Engine) heartbeat(projectID, opID string) (stop func()) {
 			case <-t.C:
 				// A failed heartbeat is not fatal here: the operation's own store writes will
 				// notice a lost hold (ErrConflict) and stop.
-				_ = e.store.Heartbeat(contextBackground(), projectID, opID, e.now())
+				_ = e.store.Heartbeat(ctx, projectID, opID, e.now())
 			}
 		}
 	}()

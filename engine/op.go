@@ -42,7 +42,7 @@ func (e *Engine) claim(ctx context.Context, p Project, kind OpKind, from []Proje
 		_, _ = e.store.ReleaseProject(ctx, p.ID, Release{OpID: c.OpID, To: p.Status, Now: e.now()})
 		return nil, fmt.Errorf("%s %s: journal: %w", kind, p.Slug, err)
 	}
-	o.stopHB = e.heartbeat(p.ID, o.rec.ID)
+	o.stopHB = e.heartbeat(ctx, p.ID, o.rec.ID)
 	if p.Status != to {
 		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, From: p.Status, To: to, Reason: string(kind)})
 	}
@@ -109,7 +109,7 @@ func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 	if err := e.store.UpdateOp(ctx, rec); err != nil {
 		return nil, fmt.Errorf("take over %s of %s: journal: %w", p.OpKind, p.Slug, err)
 	}
-	o.stopHB = e.heartbeat(p.ID, rec.ID)
+	o.stopHB = e.heartbeat(ctx, p.ID, rec.ID)
 	if slices.Contains(exclusiveOps, rec.Kind) {
 		if err := o.fence(ctx, fenceForce); err != nil {
 			o.stopHB()

@@ -27,7 +27,3 @@ func progressFor(ctx context.Context, projectID string, op OpKind) ProgressFunc 
 		fn(p)
 	}
 }
-
-// contextBackground exists so background work started by an operation is visibly detached from
-// the caller's cancellation (heartbeats must outlive a cancelled step until the op ends).
-func contextBackground() context.Context { return context.Background() }

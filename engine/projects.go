@@ -136,7 +136,7 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	if err := e.store.InsertOp(ctx, o.rec); err != nil {
 		return p, fmt.Errorf("create project %s: journal: %w", slug, err)
 	}
-	o.stopHB = e.heartbeat(p.ID, opID)
+	o.stopHB = e.heartbeat(ctx, p.ID, opID)
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: "environment could not be created"}, OpFailed,
 			fmt.Errorf("create project %s: prepare environment: %w", slug, err))

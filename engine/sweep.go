@@ -370,7 +370,10 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 		}
 		e.log.Info("took over the sweep lock of a sweep that died", "lock", name, "previous_owner", holder)
 	}
-	// Keep the lock while the sweep runs longer than its TTL.
+	// Keep the lock while the sweep runs longer than its TTL, and release it at the end, also
+	// when the sweep's ctx is cancelled (SIGTERM, --deadline): a lock left to expire would cost
+	// the next runs their turn.
+	bg := context.WithoutCancel(ctx)
 	done := make(chan struct{})
 	go func() {
 		t := time.NewTicker(ttl / 3)
@@ -380,7 +383,7 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 			case <-done:
 				return
 			case <-t.C:
-				_, _ = e.store.TryLock(contextBackground(), name, e.cfg.Owner, e.now(), ttl)
+				_, _ = e.store.TryLock(bg, name, e.cfg.Owner, e.now(), ttl)
 			}
 		}
 	}()
@@ -390,7 +393,7 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 		// their turn until the lock expires: try a few times.
 		var err error
 		for attempt := range 4 {
-			if err = e.store.Unlock(contextBackground(), name, e.cfg.Owner); err == nil {
+			if err = e.store.Unlock(bg, name, e.cfg.Owner); err == nil {
 				return
 			}
 			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)

@@ -1,10 +1,13 @@
 package kubernetes
 
 import (
+	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // The identity the headless sweeps run as, and the two roles that hold its permissions. The
@@ -70,6 +73,17 @@ func SweeperRoleBindingFor(namespace, saNamespace, saName string) *rbacv1.RoleBi
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: SweeperProjectRole},
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: saNamespace, Name: saName}},
 	}
+}
+
+// SweepOptions is the kubernetes mode's sweep policy, fitted to the sweeper's role: its rules
+// (SweeperClusterRules, SweeperProjectRules) cannot create namespaces or PVCs, and finishing an
+// interrupted wake or restore needs both. A sweep leaves those to the next wake, which any
+// operator's console or CLI runs with its own rights, instead of failing on them every run.
+// The policy is the same for every Config; it is a method so that the wiring finds it with the
+// rest of the kubernetes settings.
+func (Config) SweepOptions(o engine.SweepOptions) engine.SweepOptions {
+	o.LeaveInterrupted = append(slices.Clip(o.LeaveInterrupted), engine.OpWake, engine.OpRestore)
+	return o
 }
 
 // splitSweeper splits "namespace/name".

@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,6 +43,25 @@ func installSweeper(t *testing.T, c *k8stest.Cluster) {
 		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: kubernetes.SweeperNamespace, Name: kubernetes.SweeperServiceAccount}},
 	}, metav1.CreateOptions{})
 	create("cluster role binding", err)
+}
+
+// The sweep policy leaves to the next wake exactly what the sweeper's rules cannot finish: an
+// interrupted wake or restore creates the namespace and the PVC, which neither role grants.
+func TestSweepOptionsLeaveWhatTheSweeperCannotFinish(t *testing.T) {
+	in := engine.SweepOptions{DryRun: true, Concurrency: 3}
+	got := kubernetes.Config{}.SweepOptions(in)
+	if !got.DryRun || got.Concurrency != 3 || !slices.Equal(got.LeaveInterrupted, []engine.OpKind{engine.OpWake, engine.OpRestore}) {
+		t.Fatalf("SweepOptions(%+v) = %+v, want the same with wake and restore left", in, got)
+	}
+	for _, s3 := range []bool{false, true} {
+		for _, r := range append(kubernetes.SweeperClusterRules(), kubernetes.SweeperProjectRules(s3)...) {
+			for _, res := range r.Resources {
+				if (res == "namespaces" || res == "persistentvolumeclaims") && slices.Contains(r.Verbs, "create") {
+					t.Errorf("the sweeper may create %s: an interrupted wake or restore need not be left", res)
+				}
+			}
+		}
+	}
 }
 
 // The rules in rbac.go are enough for what the sweeps do: a hibernation sweep and a purge sweep

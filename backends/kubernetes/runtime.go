@@ -107,14 +107,12 @@ func (c *Config) defaults() error {
 	c.AppDomain = cmp.Or(c.AppDomain, "localhost")
 	c.IngressClass = cmp.Or(c.IngressClass, "nginx")
 	c.PVCSize = cmp.Or(c.PVCSize, "5Gi")
-	if _, err := resource.ParseQuantity(c.PVCSize); err != nil {
-		return fmt.Errorf("K8S_PVC_SIZE=%q: %w (want a quantity such as 5Gi)", c.PVCSize, err)
+	if err := CheckPVCSize(c.PVCSize); err != nil {
+		return fmt.Errorf("K8S_PVC_SIZE=%q: %w", c.PVCSize, err)
 	}
 	c.PVCAccessMode = cmp.Or(c.PVCAccessMode, "ReadWriteOnce")
-	switch c.PVCAccessMode {
-	case "ReadWriteOnce", "ReadWriteMany", "ReadWriteOncePod":
-	default:
-		return fmt.Errorf("K8S_PVC_ACCESS_MODE=%q: want ReadWriteOnce, ReadWriteMany or ReadWriteOncePod", c.PVCAccessMode)
+	if err := CheckPVCAccessMode(c.PVCAccessMode); err != nil {
+		return fmt.Errorf("K8S_PVC_ACCESS_MODE=%q: %w", c.PVCAccessMode, err)
 	}
 	c.NamespacePrefix = cmp.Or(c.NamespacePrefix, "proj-")
 	c.IngressNamespace = cmp.Or(c.IngressNamespace, "ingress-nginx")
@@ -126,10 +124,38 @@ func (c *Config) defaults() error {
 		c.DeleteTimeout = 5 * time.Minute
 	}
 	if c.Sweeper != "" {
-		ns, name, ok := strings.Cut(c.Sweeper, "/")
-		if !ok || ns == "" || name == "" {
-			return fmt.Errorf("sweeper service account %q: want namespace/name", c.Sweeper)
+		if err := CheckSweeper(c.Sweeper); err != nil {
+			return fmt.Errorf("sweeper service account %q: %w", c.Sweeper, err)
 		}
+	}
+	return nil
+}
+
+// The checks of the settings a Config takes as text, exported so that a command line can
+// refuse a bad value when it reads its configuration, before it connects to anything. Their
+// errors say what is wanted; the caller names the setting.
+
+// CheckPVCSize checks a PVC size (K8S_PVC_SIZE).
+func CheckPVCSize(s string) error {
+	if _, err := resource.ParseQuantity(s); err != nil {
+		return fmt.Errorf("%w (want a quantity such as 5Gi)", err)
+	}
+	return nil
+}
+
+// CheckPVCAccessMode checks a PVC access mode (K8S_PVC_ACCESS_MODE).
+func CheckPVCAccessMode(s string) error {
+	switch s {
+	case "ReadWriteOnce", "ReadWriteMany", "ReadWriteOncePod":
+		return nil
+	}
+	return errors.New("want ReadWriteOnce, ReadWriteMany or ReadWriteOncePod")
+}
+
+// CheckSweeper checks the sweeper's service account, "namespace/name".
+func CheckSweeper(s string) error {
+	if ns, name, ok := strings.Cut(s, "/"); !ok || ns == "" || name == "" {
+		return errors.New("want namespace/name")
 	}
 	return nil
 }

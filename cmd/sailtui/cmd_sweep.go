@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sailtui/sailtui/cmd/sailtui/internal/headless"
+	"github.com/sailtui/sailtui/cmd/sailtui/internal/metrics"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -55,21 +57,19 @@ func (s sweepFlags) options() (engine.SweepOptions, error) {
 	return o, nil
 }
 
-// runSweep runs one sweep and prints its one-line JSON summary (or a table on a terminal).
-func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f sweepFlags, forceJSON bool) (engine.SweepReport, error) {
+// runSweep runs one sweep; its callers print the report.
+func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f sweepFlags) (engine.SweepReport, error) {
 	f.idleSet = cmd.Flags().Changed("idle")
 	opts, err := f.options()
 	if err != nil {
 		return engine.SweepReport{}, err
 	}
-	if a.cfg.Mode == "kubernetes" {
-		// The sweeper's role (kubernetes.SweeperProjectRules) cannot create namespaces or
-		// PVCs; an interrupted wake or restore is finished by the next wake instead.
-		opts.LeaveInterrupted = []engine.OpKind{engine.OpWake, engine.OpRestore}
-	}
 	eng, err := a.engine(ctx)
 	if err != nil {
 		return engine.SweepReport{}, err
+	}
+	if a.parts.sweepOptions != nil {
+		opts = a.parts.sweepOptions(opts)
 	}
 	if f.deadline > 0 {
 		var cancel context.CancelFunc
@@ -88,16 +88,18 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	if rep.StoppedEarly != "" {
 		a.log.Warn("sweep stopped early", "sweep", which, "cause", rep.StoppedEarly)
 	}
-	if err != nil {
-		return rep, err
-	}
-	if forceJSON || a.cfg.Output == "json" {
+	return rep, err
+}
+
+// printSweep prints a sweep's report: its one-line JSON summary with -o json, else a table.
+func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
+	if a.cfg.Output == "json" {
 		b, _ := json.Marshal(rep)
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
-		return rep, nil
+		return nil
 	}
 	o := out{w: cmd.OutOrStdout()}
-	return rep, o.emit(rep, func(tw *tabwriter.Writer) {
+	return o.emit(rep, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "sweep %s (as of %s, lock %s, dry run %v): %d selected in %dms\n",
 			rep.Sweep, rep.AsOf.Format(time.RFC3339), rep.Lock, rep.DryRun, rep.Selected, rep.DurationMS)
 		verb := "hibernated"
@@ -130,8 +132,11 @@ func sweepCmd(a *app) *cobra.Command {
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: []string{"hibernate", "purge"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runSweep(cmd.Context(), a, cmd, args[0], f, false)
+			rep, err := runSweep(cmd.Context(), a, cmd, args[0], f)
 			if err != nil {
+				return err
+			}
+			if err := printSweep(a, cmd, rep); err != nil {
 				return err
 			}
 			if !rep.OK() {
@@ -144,83 +149,19 @@ func sweepCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-// runHeadless is the CronJob form: JSON logs on stderr (errors included: nothing else is
-// written there), one JSON summary line per sweep on stdout, and the metrics of every sweep to
-// --metrics-textfile / --pushgateway. The exit status is 0 only when nothing failed: 1 when a
-// project or a sweep failed, 2 for bad configuration, which is found before anything is touched.
-// After SIGTERM (or --deadline) the sweep in progress stops claiming projects, lets the ones in
-// flight finish, and prints its summary with the rest deferred; no further sweep starts.
-func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags, m metricsFlags) error {
-	ctx := cmd.Context()
-	var sweeps []string
-	switch which {
-	case "hibernate", "purge":
-		sweeps = []string{which}
-	case "all":
-		sweeps = []string{"hibernate", "purge"}
-	case "":
-		return headlessFailed(a, "", fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput))
-	default:
-		return headlessFailed(a, "", fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", which, engine.ErrBadInput))
+// runHeadless is the CronJob form (package headless): the sweeps run through the same
+// runSweep as `sailtui sweep`.
+func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags, m metrics.Flags) error {
+	r := headless.Runner{
+		Sweep: which, Metrics: m, Log: a.log, Stdout: cmd.OutOrStdout(), ExitCode: exitCodeOf,
+		RunSweep: func(ctx context.Context, sweep string) (engine.SweepReport, error) {
+			return runSweep(ctx, a, cmd, sweep, f)
+		},
 	}
-	if err := m.validate(); err != nil {
-		return headlessFailed(a, "", fmt.Errorf("%w: %w", err, engine.ErrBadInput))
-	}
-	var results []sweepResult
-	report := func() {
-		if m.set() {
-			_ = m.report(ctx, results, a.log)
-		}
-	}
-	failed := false
-	for _, s := range sweeps {
-		if ctx.Err() != nil {
-			a.log.Warn("sweep not started: stopping", "sweep", s, "cause", context.Cause(ctx))
-			break
-		}
-		start := time.Now()
-		rep, err := runSweep(ctx, a, cmd, s, f, true)
-		res := sweepResult{sweep: s, rep: rep, err: err, duration: time.Since(start), finished: time.Now()}
-		if rep.Sweep != "" {
-			res.duration = time.Duration(rep.DurationMS) * time.Millisecond
-		}
-		if err != nil {
-			res.exit = exitCodeOf(err)
-			results = append(results, res)
-			if rep.Sweep != "" {
-				// The sweep got going before it failed: say what it did.
-				b, _ := json.Marshal(struct {
-					engine.SweepReport
-					Error string `json:"error"`
-				}{rep, err.Error()})
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-			}
-			report()
-			return headlessFailed(a, s, err)
-		}
-		if !rep.OK() {
-			res.exit = 1
-		}
-		results = append(results, res)
-		a.log.Info("sweep finished", "sweep", s, "lock", rep.Lock, "selected", rep.Selected,
-			"hibernated", len(rep.Hibernated), "skipped", len(rep.Skipped), "failed", len(rep.Failed),
-			"deferred", len(rep.Deferred), "purged", len(rep.Purged), "duration_ms", rep.DurationMS)
-		for _, it := range rep.Failed {
-			a.log.Error("project failed", "sweep", s, "project", it.Slug, "id", it.ID, "reason", it.Reason)
-		}
-		failed = failed || !rep.OK()
-	}
-	report()
-	if failed {
-		return exitError{1}
+	if code := r.Run(cmd.Context()); code != 0 {
+		return exitError{code}
 	}
 	return nil
-}
-
-// headlessFailed logs err as JSON and exits with its status, so stderr stays JSON lines only.
-func headlessFailed(a *app, sweep string, err error) error {
-	a.log.Error("sweep failed", "sweep", sweep, "err", err.Error())
-	return exitError{exitCodeOf(err)}
 }
 
 // exitCodeOf is the exit status main gives err: 2 for bad input, else 1.

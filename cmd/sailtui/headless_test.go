@@ -202,6 +202,9 @@ func TestHeadlessBadConfig(t *testing.T) {
 		{"unreachable database", []string{fmt.Sprintf("DATABASE_URL=postgres://sailtui@127.0.0.1:%d/sailtui?sslmode=disable&connect_timeout=5", port)},
 			[]string{"--idle", "1ns"}, 2, []string{fmt.Sprintf("127.0.0.1:%d", port), "DATABASE_URL"}, true},
 		{"prefix with ..", []string{"S3_PROJECTS_PREFIX=a/../b"}, []string{"--idle", "1ns"}, 2, []string{"S3_PROJECTS_PREFIX", "component"}, true},
+		// A kubernetes setting is read with the others: refused before the cluster is looked for.
+		{"kubernetes setting", []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + filepath.Join(c.state, "no-kubeconfig"), "K8S_PVC_SIZE=big"},
+			[]string{"--idle", "1ns"}, 2, []string{"K8S_PVC_SIZE", "5Gi"}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -517,4 +520,29 @@ func TestHeadlessPurgeRemovesLeftoversOfKilledWriters(t *testing.T) {
 	if got := c.ok("files", "get", "bulky", "big.bin"); got != string(big) {
 		t.Fatal("the project's file changed")
 	}
+}
+
+// In kubernetes mode a sweep follows the sweeper's policy (kubernetes.Config.SweepOptions): a
+// wake whose process died is reported as skipped, left for the next wake, which finishes it.
+func TestHeadlessKubernetesLeavesInterruptedWake(t *testing.T) {
+	c, _ := kubeCLI(t)
+	slug := "kube-left-" + randSuffix(t)
+	c.ok("project", "create", slug, "--owner", "tester")
+	c.ok("project", "hibernate", slug)
+	c.crash("wake:claimed", "project", "wake", slug)
+
+	r := c.run("--headless", "--sweep=hibernate")
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0 (a project left for later is not a failure)\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	s := summaries(t, r.stdout)[0]
+	if len(s.Skipped) != 1 || s.Skipped[0].Slug != slug || !strings.Contains(s.Skipped[0].Reason, "left for the next `sailtui project wake "+slug+"`") ||
+		len(s.Recovered) != 0 || len(s.Failed) != 0 {
+		t.Fatalf("summary %+v, want %s skipped and left for the next wake", s, slug)
+	}
+	c.ok("project", "wake", slug)
+	if st := c.project(slug).Status; st != "active" {
+		t.Fatalf("%s is %s after the wake, want active", slug, st)
+	}
+	c.ok("project", "rm", slug, "--yes")
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sailtui/sailtui/cmd/sailtui/internal/headless"
+	"github.com/sailtui/sailtui/cmd/sailtui/internal/metrics"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -88,11 +90,11 @@ func newRoot() *cobra.Command {
 	a := &app{cfg: defaultConfig()}
 	envErr := a.cfg.fromEnv()
 	var (
-		demo     bool
-		headless bool
-		sweep    string
-		sw       sweepFlags
-		metrics  metricsFlags
+		demo        bool
+		headlessRun bool
+		sweep       string
+		sw          sweepFlags
+		metricsTo   metrics.Flags
 	)
 	root := &cobra.Command{
 		Use:   "sailtui",
@@ -107,16 +109,16 @@ as a Kubernetes CronJob does.`,
 		Args:          cobra.NoArgs,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
-			if headless {
-				a.log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+			if headlessRun {
+				a.log = headless.NewLogger(os.Stderr)
 			} else {
 				a.log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 			}
 			if envErr != nil {
-				if headless {
+				if headlessRun {
 					// A CronJob's log collector reads JSON only.
 					a.log.Error("bad configuration", "err", envErr.Error())
-					return exitError{2}
+					return exitError{headless.ExitBadConfig}
 				}
 				return fmt.Errorf("%w: %w", envErr, engine.ErrBadInput)
 			}
@@ -124,13 +126,13 @@ as a Kubernetes CronJob does.`,
 		},
 		PersistentPostRun: func(*cobra.Command, []string) { a.close() },
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if headless {
-				return runHeadless(cmd, a, sweep, sw, metrics)
+			if headlessRun {
+				return runHeadless(cmd, a, sweep, sw, metricsTo)
 			}
 			if sweep != "" {
 				return fmt.Errorf("--sweep needs --headless (or use: sailtui sweep %s): %w", sweep, engine.ErrBadInput)
 			}
-			if metrics.set() {
+			if metricsTo.Set() {
 				return fmt.Errorf("--metrics-textfile and --pushgateway need --headless: %w", engine.ErrBadInput)
 			}
 			return runConsole(cmd, a, demo)
@@ -143,13 +145,12 @@ as a Kubernetes CronJob does.`,
 		}
 		return fmt.Errorf("%w (%s): %w", err, hint, engine.ErrBadInput)
 	})
-	a.cfg.bindGlobal(root.PersistentFlags())
+	a.cfg.bindFlags(root.PersistentFlags(), root.Flags())
 	root.Flags().BoolVar(&demo, "demo", false, "seed a demo workspace when the state is empty")
-	root.Flags().StringVar(&a.cfg.Skin, "skin", a.cfg.Skin, "console colours: dark or light (env SAILTUI_SKIN; NO_COLOR disables colour)")
-	root.Flags().BoolVar(&headless, "headless", false, "run without the console (with --sweep)")
+	root.Flags().BoolVar(&headlessRun, "headless", false, "run without the console (with --sweep)")
 	root.Flags().StringVar(&sweep, "sweep", "", "headless sweep to run: hibernate, purge or all")
 	sw.bind(root.Flags())
-	metrics.bind(root.Flags())
+	metricsTo.Bind(root.Flags())
 
 	root.AddCommand(
 		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a),

@@ -22,7 +22,10 @@ type parts struct {
 	store engine.Store
 	// runtime is the engine's, for the tests that look behind it.
 	runtime engine.Runtime
-	close   func()
+	// sweepOptions is the runtime's sweep policy (kubernetes.Config.SweepOptions), nil when
+	// it has none.
+	sweepOptions func(engine.SweepOptions) engine.SweepOptions
+	close        func()
 }
 
 // openEngine selects Runtime, Volumes, Store and ObjectStore from the config. With no config at
@@ -51,12 +54,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	)
 	if krt != nil {
 		rt, vols = krt, kubernetes.NewSnapshots(krt)
-		useArchives, err := kubeUseArchives()
-		if err != nil {
-			closeStore()
-			return nil, err
-		}
-		if useArchives {
+		if cfg.KubeArchives {
 			// The S3 credentials stay in this process: the pod only runs tar.
 			objects, err := openObjects(ctx, cfg, log)
 			if err != nil {
@@ -97,7 +95,11 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		closeAll()
 		return nil, err
 	}
-	return &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}, nil
+	p := &parts{eng: eng, store: store, runtime: ecfg.Runtime, close: closeAll}
+	if krt != nil {
+		p.sweepOptions = cfg.Kube.SweepOptions
+	}
+	return p, nil
 }
 
 // storageRuntime is a runtime whose project storage is one host directory per project, which
