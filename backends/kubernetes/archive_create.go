@@ -25,7 +25,7 @@ import (
 // dropped, hard links stored as the files they name), compressed, hashed and streamed into
 // store.Put: memory stays bounded whatever the size of the project. A failed tar (a non-zero
 // exit included), a failed compression or a failed Put leaves no object.
-func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	fail := func(err error) (engine.Snapshot, error) {
 		return snap, fmt.Errorf("archive: create snapshot %s of project %s: %w", snap.ID, p.ID, err)
 	}
@@ -57,7 +57,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 
 	objR, objW := io.Pipe()
 	out := stream.NewHashWriter(objW, sha256.New())
-	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
+	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: engine.ProgressFrom(ctx), p: p, op: snap.Type.TakenBy()}
 	perrc := make(chan error, 1)
 	go func() {
 		err := pk.pack(tarR, out)

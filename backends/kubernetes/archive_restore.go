@@ -27,7 +27,7 @@ import (
 // .sailtui-restore-<token> under the mount. Only once the whole object was read, tar
 // succeeded and the SHA-256 matches is the tree swapped in (see swapScript); otherwise the
 // extraction directory is removed and the mount is untouched.
-func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
 	}
@@ -63,7 +63,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	}()
 
 	var report func(done int64)
-	if progress != nil {
+	if progress := engine.ProgressFrom(ctx); progress != nil {
 		report = func(done int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
 		}

@@ -304,7 +304,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 			dirTimes := tc.wrap == nil
 			want := treeStateOpt(t, e.root, excludedByDefault, dirTimes)
 
-			snap, err := e.av.Create(ctx, e.p, e.snap("s-1"), nil)
+			snap, err := e.av.Create(ctx, e.p, e.snap("s-1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +338,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 			_ = os.WriteFile(filepath.Join(e.root, "new.txt"), []byte("new"), 0o644)
 
 			var last engine.Progress
-			if err := e.av.Restore(ctx, e.p, snap, func(p engine.Progress) { last = p }); err != nil {
+			if err := e.av.Restore(engine.WithProgress(ctx, func(p engine.Progress) { last = p }), e.p, snap); err != nil {
 				t.Fatal(err)
 			}
 			diffStates(t, "restored", treeStateOpt(t, e.root, nil, dirTimes), want)
@@ -347,7 +347,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 				t.Errorf("last progress %+v, want Done %d", last, snap.SizeBytes)
 			}
 			// Restoring again over the restored tree is the same tree.
-			if err := e.av.Restore(ctx, e.p, snap, nil); err != nil {
+			if err := e.av.Restore(ctx, e.p, snap); err != nil {
 				t.Fatal(err)
 			}
 			diffStates(t, "restored twice", treeStateOpt(t, e.root, nil, dirTimes), want)
@@ -373,7 +373,7 @@ func TestArchiveInterop(t *testing.T) {
 	ctx := t.Context()
 	writeTree(t, e.root)
 	want := treeState(t, e.root, excludedByDefault)
-	snap, err := e.av.Create(ctx, e.p, e.snap("s-1"), nil)
+	snap, err := e.av.Create(ctx, e.p, e.snap("s-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestArchiveInterop(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2 := e.put(t, "s-2", buf.Bytes())
-	if err := e.av.Restore(ctx, e.p, s2, nil); err != nil {
+	if err := e.av.Restore(ctx, e.p, s2); err != nil {
 		t.Fatalf("restore of an archive.Write archive: %v", err)
 	}
 	diffStates(t, "restored archive.Write archive", treeState(t, e.root, nil), wantW)
@@ -418,7 +418,7 @@ func TestArchiveCorruption(t *testing.T) {
 	e := newArchiveEnv(t, nil)
 	ctx := t.Context()
 	writeTree(t, e.root)
-	snap, err := e.av.Create(ctx, e.p, e.snap("s-corrupt"), nil)
+	snap, err := e.av.Create(ctx, e.p, e.snap("s-corrupt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func TestArchiveCorruption(t *testing.T) {
 		if err := os.WriteFile(objPath, raw, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		err = e.av.Restore(ctx, e.p, snap, nil)
+		err = e.av.Restore(ctx, e.p, snap)
 		if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "s-corrupt") {
 			t.Errorf("byte %d flipped: %v, want ErrChecksum naming the snapshot", i, err)
 		}
@@ -455,7 +455,7 @@ func TestArchiveCorruption(t *testing.T) {
 	// A wrong recorded checksum is refused the same way.
 	bad := snap
 	bad.SHA256 = strings.Repeat("0", 64)
-	if err := e.av.Restore(ctx, e.p, bad, nil); !errors.Is(err, engine.ErrChecksum) {
+	if err := e.av.Restore(ctx, e.p, bad); !errors.Is(err, engine.ErrChecksum) {
 		t.Errorf("wrong recorded checksum: %v", err)
 	}
 	diffStates(t, "after a wrong checksum", treeState(t, e.root, nil), before)
@@ -547,7 +547,7 @@ func TestArchiveHostileStreams(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := e.put(t, fmt.Sprintf("h-%d", i), zstdTar(t, tc.entries))
-			err := e.av.Restore(ctx, e.p, s, nil)
+			err := e.av.Restore(ctx, e.p, s)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("restore: %v, want %v", err, tc.want)
 			}
@@ -564,7 +564,7 @@ func TestArchiveHostileStreams(t *testing.T) {
 
 	// A legitimate hard link to an earlier file is kept; the limits apply.
 	s := e.put(t, "ok-hard", zstdTar(t, []tarEntry{reg("a", "data"), hard("b", "a")}))
-	if err := e.av.Restore(ctx, e.p, s, nil); err != nil {
+	if err := e.av.Restore(ctx, e.p, s); err != nil {
 		t.Fatalf("hard link to an earlier file: %v", err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(e.root, "b")); string(b) != "data" {
@@ -576,7 +576,7 @@ func TestArchiveHostileStreams(t *testing.T) {
 		"entries": {reg("a", ""), reg("b", ""), reg("c", ""), reg("d", "")},
 	} {
 		s := e.put(t, "lim-"+name, zstdTar(t, entries))
-		if err := small.Restore(ctx, e.p, s, nil); !errors.Is(err, engine.ErrBadInput) {
+		if err := small.Restore(ctx, e.p, s); !errors.Is(err, engine.ErrBadInput) {
 			t.Errorf("over the %s limit: %v", name, err)
 		}
 	}
@@ -590,7 +590,7 @@ func TestArchiveHostileStreams(t *testing.T) {
 	_, _ = zw.Write(plain[:1024])
 	_ = zw.Close()
 	s = e.put(t, "trunc", trunc.Bytes())
-	if err := e.av.Restore(ctx, e.p, s, nil); !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err := e.av.Restore(ctx, e.p, s); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated archive: %v", err)
 	}
 	// A stream whose header asks for a 64 MiB window (one raw block, made by hand) is refused
@@ -600,7 +600,7 @@ func TestArchiveHostileStreams(t *testing.T) {
 	wide := append([]byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, (26 - 10) << 3, byte(hdr), byte(hdr >> 8), byte(hdr >> 16)}, tarball...)
 	s = e.put(t, "wide", wide)
 	mid := treeState(t, e.root, nil)
-	if err := e.av.Restore(ctx, e.p, s, nil); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "window") {
+	if err := e.av.Restore(ctx, e.p, s); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "window") {
 		t.Errorf("archive with a 64 MiB window: %v, want ErrBadInput naming the window", err)
 	}
 	diffStates(t, "mount", treeState(t, e.root, nil), mid)
@@ -619,7 +619,7 @@ func TestArchiveCreateTarFails(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newArchiveEnv(t, func(h *hostExecutor) executor { return rewriteExecutor{h: h, create: create} })
 			writeTree(t, e.root)
-			_, err := e.av.Create(t.Context(), e.p, e.snap("s-fail"), nil)
+			_, err := e.av.Create(t.Context(), e.p, e.snap("s-fail"))
 			if err == nil {
 				t.Fatal("create succeeded")
 			}
@@ -665,7 +665,7 @@ func TestArchiveRestoreCreatesStorage(t *testing.T) {
 	av.podTimeout = 20 * time.Second
 	ctx := t.Context()
 
-	if _, err := av.Create(ctx, p, engine.Snapshot{ID: "s0", ProjectID: p.ID, Owner: p.Owner}, nil); !errors.Is(err, engine.ErrBadState) {
+	if _, err := av.Create(ctx, p, engine.Snapshot{ID: "s0", ProjectID: p.ID, Owner: p.Owner}); !errors.Is(err, engine.ErrBadState) {
 		t.Errorf("create without a pod: %v, want ErrBadState", err)
 	}
 
@@ -697,7 +697,7 @@ func TestArchiveRestoreCreatesStorage(t *testing.T) {
 		}
 		kubelet <- ctx.Err()
 	}()
-	if err := av.Restore(ctx, p, snap, nil); err != nil {
+	if err := av.Restore(ctx, p, snap); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-kubelet; err != nil {
@@ -778,7 +778,7 @@ func TestArchiveRestoreStopsZstdBomb(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.root, "small.txt"), []byte("small\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	snap, err := e.av.Create(ctx, e.p, e.snap("s-bomb"), nil)
+	snap, err := e.av.Create(ctx, e.p, e.snap("s-bomb"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -790,12 +790,12 @@ func TestArchiveRestoreStopsZstdBomb(t *testing.T) {
 	if _, err := e.store.Put(ctx, snap.Location, bytes.NewReader(bomb)); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.av.Restore(ctx, e.p, snap, nil); !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "recorded") {
+	if err := e.av.Restore(ctx, e.p, snap); !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "recorded") {
 		t.Errorf("restore of a bomb of another size: %v, want a size mismatch", err)
 	}
 	forged := snap
 	forged.SizeBytes = int64(len(bomb))
-	if err := e.av.Restore(ctx, e.p, forged, nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", snap.UnpackedBytes)) {
+	if err := e.av.Restore(ctx, e.p, forged); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", snap.UnpackedBytes)) {
 		t.Errorf("restore of a bomb of the recorded size: %v, want it stopped at the recorded %d unpacked bytes", err, snap.UnpackedBytes)
 	}
 	diffStates(t, "tree after the refused restores", treeState(t, e.root, nil), want)

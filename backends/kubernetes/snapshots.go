@@ -74,7 +74,7 @@ func (s *Snapshots) snapshotLabels(p engine.Project, id string) map[string]strin
 
 // Create makes the VolumeSnapshot of the project's PVC (idempotent: a retry finds the one it
 // made). It does not wait: WaitReady does.
-func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	rt := s.rt
 	ns := rt.Namespace(p)
 	pvc := PVCName
@@ -85,8 +85,8 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 	if rt.cfg.SnapshotClass != "" {
 		vs.Spec.VolumeSnapshotClassName = &rt.cfg.SnapshotClass
 	}
-	if progress != nil {
-		progress(engine.Progress{Phase: "snapshot"})
+	if progress := engine.ProgressFrom(ctx); progress != nil {
+		progress(engine.Progress{ProjectID: p.ID, Op: snap.Type.TakenBy(), Phase: "snapshot"})
 	}
 	_, err := rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -176,7 +176,7 @@ func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, polic
 // Restore gives the project a PVC made from the snapshot: the VolumeSnapshot itself when it is
 // still in the project's namespace, else a new one bound to a pre-provisioned content. The
 // old PVC (and the pods that mount it) are removed only once that VolumeSnapshot is ready.
-func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
 	rt := s.rt
 	loc, err := parseLocation(snap)
 	if err != nil {
@@ -185,8 +185,8 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 	if loc.content == "" {
 		return fmt.Errorf("restore %s: snapshot %s was never ready (no content recorded): %w", p.Slug, snap.ID, engine.ErrBadState)
 	}
-	if progress != nil {
-		progress(engine.Progress{Phase: "restore"})
+	if progress := engine.ProgressFrom(ctx); progress != nil {
+		progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "restore"})
 	}
 	ns := rt.Namespace(p)
 	source, err := s.sourceIn(ctx, p, snap, loc)

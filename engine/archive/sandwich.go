@@ -101,7 +101,7 @@ func (s *Sandwich) location(snap engine.Snapshot) (string, error) {
 // Create implements engine.Volumes: Write streams through a pipe into store.Put while the
 // compressed bytes are counted and hashed on the way, so memory stays bounded whatever the size
 // of the project. A failure on either side fails both, and the store is left without an object.
-func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	fail := func(err error) (engine.Snapshot, error) {
 		return snap, fmt.Errorf("archive: create snapshot %s of project %s: %w", snap.ID, p.ID, err)
 	}
@@ -126,7 +126,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	// A project's own links (a venv's bin/python -> /usr/bin/python3) must not block its
 	// hibernation; restores check the checksum before the tree is swapped in (see Restore).
 	opts := WriteOptions{Exclude: s.opts.Exclude, AnyLinkTarget: true}
-	if progress != nil {
+	if progress := engine.ProgressFrom(ctx); progress != nil {
 		op := snap.Type.TakenBy()
 		opts.Progress = func(done, total int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: op, Phase: "archive", Done: done, Total: total})
@@ -247,7 +247,7 @@ func (s *Sandwich) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.
 // directory is synced before the old tree is removed, so a crash can never leave the old tree
 // deleted while the rename that replaced it is still only in memory. A sibling left by a crash
 // before the swap is removed by the next restore.
-func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
 	}
@@ -288,7 +288,7 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	}
 	defer rc.Close()
 	var report func(done int64)
-	if progress != nil {
+	if progress := engine.ProgressFrom(ctx); progress != nil {
 		report = func(done int64) {
 			progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "extract", Done: done, Total: snap.SizeBytes})
 		}

@@ -146,7 +146,7 @@ func sampleNodes(seed uint64) []node {
 
 func (e *sandwichEnv) create(t *testing.T, id string) engine.Snapshot {
 	t.Helper()
-	snap, err := e.sw.Create(context.Background(), e.p, engine.Snapshot{ID: id, ProjectID: e.p.ID, Owner: e.p.Owner, Type: engine.SnapshotManual}, nil)
+	snap, err := e.sw.Create(context.Background(), e.p, engine.Snapshot{ID: id, ProjectID: e.p.ID, Owner: e.p.Owner, Type: engine.SnapshotManual})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -178,7 +178,7 @@ func TestSandwichRoundTrip(t *testing.T) {
 		defer mu.Unlock()
 		reports = append(reports, p)
 	}
-	snap, err := env.sw.Create(context.Background(), env.p, engine.Snapshot{ID: "s1", ProjectID: "p1", Owner: "alice", Type: engine.SnapshotHibernation}, progress)
+	snap, err := env.sw.Create(engine.WithProgress(context.Background(), progress), env.p, engine.Snapshot{ID: "s1", ProjectID: "p1", Owner: "alice", Type: engine.SnapshotHibernation})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -217,7 +217,7 @@ func TestSandwichRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports = nil
-	if err := env.sw.Restore(context.Background(), env.p, snap, progress); err != nil {
+	if err := env.sw.Restore(engine.WithProgress(context.Background(), progress), env.p, snap); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
 	diffTrees(t, want, scanTree(t, env.dir))
@@ -232,7 +232,7 @@ func TestSandwichRoundTrip(t *testing.T) {
 	if err := os.RemoveAll(filepath.Dir(env.dir)); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.sw.Restore(context.Background(), env.p, snap, nil); err != nil {
+	if err := env.sw.Restore(context.Background(), env.p, snap); err != nil {
 		t.Fatalf("Restore into missing storage: %v", err)
 	}
 	diffTrees(t, want, scanTree(t, env.dir))
@@ -275,7 +275,7 @@ func TestSandwichCorruptedObject(t *testing.T) {
 			if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "s1") {
 				t.Errorf("WaitReady error = %v, want ErrChecksum naming s1", err)
 			}
-			err = env.sw.Restore(context.Background(), env.p, snap, nil)
+			err = env.sw.Restore(context.Background(), env.p, snap)
 			if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), "s1") {
 				t.Errorf("Restore error = %v, want ErrChecksum naming s1", err)
 			}
@@ -295,12 +295,12 @@ func TestSandwichWrongRecordedChecksum(t *testing.T) {
 		t.Errorf("WaitReady = %v, want ErrChecksum", err)
 	}
 	before := scanTree(t, env.dir)
-	if err := env.sw.Restore(context.Background(), env.p, snap, nil); !errors.Is(err, engine.ErrChecksum) {
+	if err := env.sw.Restore(context.Background(), env.p, snap); !errors.Is(err, engine.ErrChecksum) {
 		t.Errorf("Restore = %v, want ErrChecksum", err)
 	}
 	diffTrees(t, before, scanTree(t, env.dir))
 	snap.SHA256 = ""
-	if err := env.sw.Restore(context.Background(), env.p, snap, nil); !errors.Is(err, engine.ErrBadInput) {
+	if err := env.sw.Restore(context.Background(), env.p, snap); !errors.Is(err, engine.ErrBadInput) {
 		t.Errorf("Restore without checksum = %v, want ErrBadInput", err)
 	}
 }
@@ -313,7 +313,7 @@ func TestSandwichRestoreRefusesHostileObject(t *testing.T) {
 	sum := sha256.Sum256(obj)
 	snap := engine.Snapshot{ID: "evil", ProjectID: "p1", Location: key, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(obj)), Backend: "archive"}
 	before := scanTree(t, env.dir)
-	err := env.sw.Restore(context.Background(), env.p, snap, nil)
+	err := env.sw.Restore(context.Background(), env.p, snap)
 	if !errors.Is(err, engine.ErrBadPath) || errors.Is(err, engine.ErrChecksum) {
 		t.Errorf("Restore = %v, want ErrBadPath (and not a checksum error: the object is intact)", err)
 	}
@@ -340,11 +340,11 @@ func TestSandwichCreateCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var once sync.Once
-	snap, err := env.sw.Create(ctx, env.p, engine.Snapshot{ID: "s1", ProjectID: "p1"}, func(p engine.Progress) {
+	snap, err := env.sw.Create(engine.WithProgress(ctx, func(p engine.Progress) {
 		if p.Done > 0 && p.Done < p.Total {
 			once.Do(cancel)
 		}
-	})
+	}), env.p, engine.Snapshot{ID: "s1", ProjectID: "p1"})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Create = %+v, %v; want context.Canceled", snap, err)
 	}
@@ -362,7 +362,7 @@ func TestSandwichCreateStoreFailure(t *testing.T) {
 	env.store.putErrAfter = 100 << 10
 	done := make(chan error, 1)
 	go func() {
-		_, err := env.sw.Create(context.Background(), env.p, engine.Snapshot{ID: "s1", ProjectID: "p1"}, nil)
+		_, err := env.sw.Create(context.Background(), env.p, engine.Snapshot{ID: "s1", ProjectID: "p1"})
 		done <- err
 	}()
 	select {
@@ -383,7 +383,7 @@ func TestSandwichCreateMissingStorage(t *testing.T) {
 	if err := os.RemoveAll(env.dir); err != nil {
 		t.Fatal(err)
 	}
-	_, err := env.sw.Create(context.Background(), env.p, engine.Snapshot{ID: "s1"}, nil)
+	_, err := env.sw.Create(context.Background(), env.p, engine.Snapshot{ID: "s1"})
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Create of missing storage = %v, want ErrNotFound", err)
 	}
@@ -440,7 +440,7 @@ func TestSandwichRemovesStaleRestoreDirs(t *testing.T) {
 	for _, d := range []string{stale, staleOld, other} {
 		buildTree(t, d, []node{{path: "leftover", kind: 'f'}})
 	}
-	if err := env.sw.Restore(context.Background(), env.p, snap, nil); err != nil {
+	if err := env.sw.Restore(context.Background(), env.p, snap); err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range []string{stale, staleOld} {
@@ -542,7 +542,7 @@ func TestSandwichRestoreRefusesWideWindow(t *testing.T) {
 	sum := sha256.Sum256(obj)
 	snap := engine.Snapshot{ID: "wide", ProjectID: "p1", Location: key, SHA256: hex.EncodeToString(sum[:]), SizeBytes: int64(len(obj)), Backend: "archive"}
 	before := scanTree(t, env.dir)
-	if err := env.sw.Restore(context.Background(), env.p, snap, nil); !errors.Is(err, engine.ErrBadInput) {
+	if err := env.sw.Restore(context.Background(), env.p, snap); !errors.Is(err, engine.ErrBadInput) {
 		t.Errorf("Restore = %v, want ErrBadInput", err)
 	}
 	diffTrees(t, before, scanTree(t, env.dir))
@@ -594,7 +594,7 @@ func TestSandwichRestoreStopsZstdBomb(t *testing.T) {
 	env.store.mutate(snap.Location, func([]byte) []byte { return bomb })
 	before := scanTree(t, env.dir)
 
-	err := env.sw.Restore(context.Background(), env.p, snap, nil)
+	err := env.sw.Restore(context.Background(), env.p, snap)
 	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), fmt.Sprintf("has %d bytes, recorded %d", len(bomb), snap.SizeBytes)) {
 		t.Errorf("restore of a bomb of another size: %v, want a size mismatch before reading", err)
 	}
@@ -605,7 +605,7 @@ func TestSandwichRestoreStopsZstdBomb(t *testing.T) {
 	forged := snap
 	forged.SizeBytes = int64(len(bomb))
 	start := time.Now()
-	err = env.sw.Restore(context.Background(), env.p, forged, nil)
+	err = env.sw.Restore(context.Background(), env.p, forged)
 	if !errors.Is(err, engine.ErrChecksum) || !strings.Contains(err.Error(), fmt.Sprintf("limit of %d bytes", payload)) {
 		t.Errorf("restore of a bomb of the recorded size: %v, want it stopped at the recorded %d unpacked bytes", err, payload)
 	}
