@@ -1,69 +1,20 @@
 package archive_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/sailtui/sailtui/backends/dirstore"
 	"github.com/sailtui/sailtui/engine"
-	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/volumestest"
 )
 
-// storageUnder keeps each project's storage in <root>/projects/<id>.
-type storageUnder string
-
-func (d storageUnder) StorageDir(p engine.Project) string {
-	return filepath.Join(string(d), "projects", p.ID)
-}
-
-// The Volumes contract over a real object store (the directory store).
+// The Volumes contract for the Sandwich over a real object store (the directory store).
 func TestVolumesContract(t *testing.T) {
-	volumestest.Run(t, volumestest.Harness{
-		Store: func(t *testing.T) engine.ObjectStore {
-			s, err := dirstore.New(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return s
-		},
-		New: func(t *testing.T, store engine.ObjectStore) *volumestest.Env {
-			dirs := storageUnder(t.TempDir())
-			p := engine.Project{ID: "p1", Owner: "alice"}
-			dir := dirs.StorageDir(p)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			return &volumestest.Env{
-				Volumes: archive.NewSandwich(store, dirs, archive.SandwichOptions{}),
-				Project: p,
-				Dir:     dir,
-				// A hibernated project: its storage, and even the directory above it, are gone.
-				RemoveStorage: func(t *testing.T) {
-					if err := archive.RemoveTree(filepath.Dir(dir)); err != nil {
-						t.Fatal(err)
-					}
-				},
-				// Restores work in siblings of the storage directory.
-				Leftovers: func(t *testing.T) []string {
-					entries, err := os.ReadDir(filepath.Dir(dir))
-					if err != nil {
-						return nil
-					}
-					var left []string
-					for _, e := range entries {
-						if e.Name() != filepath.Base(dir) {
-							left = append(left, e.Name())
-						}
-					}
-					return left
-				},
-			}
-		},
-		Data:           true,
-		Archive:        true,
-		ProgressTotal:  true,
-		MissingStorage: engine.ErrNotFound,
-	})
+	volumestest.Run(t, volumestest.Sandwich(func(t *testing.T) engine.ObjectStore {
+		s, err := dirstore.New(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}))
 }
