@@ -200,7 +200,9 @@ func TestSnapshotsContract(t *testing.T) {
 				// the contents sailtui made or recorded for it.
 				Exists: func(t *testing.T, s engine.Snapshot) bool {
 					ctx := t.Context()
-					sel := labels.Set{LabelSnapshotID: labelValue(s.ID)}.String()
+					// Contents are cluster-wide, and the parallel subtests use the same
+					// snapshot ids: the project's label tells them apart.
+					sel := labels.Set{LabelSnapshotID: labelValue(s.ID), LabelProjectID: labelValue(p.ID)}.String()
 					vss, err := snaps.VolumeSnapshots(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
 					if err != nil {
 						t.Fatal(err)

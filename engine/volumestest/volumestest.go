@@ -277,6 +277,10 @@ func testRoundTrip(t *testing.T, s *suite) {
 		t.Errorf("last Create progress = %+v, want project %s and op %s", last, p.ID, engine.OpHibernate)
 	}
 	if s.h.Archive {
+		// Archives are interchangeable between the archive Volumes: same backend, same keys.
+		if snap.Backend != archive.BackendName {
+			t.Errorf("Backend = %q, want %q", snap.Backend, archive.BackendName)
+		}
 		if want := s.key(t, "s-1"); snap.Location != want {
 			t.Errorf("Location = %q, want the archive key %q", snap.Location, want)
 		}
