@@ -37,7 +37,8 @@ type Harness struct {
 	// snapshot's life cycle and that storage comes back.
 	Data bool
 	// Archive says snapshots are archive objects in the store, under archive.Key's keys with
-	// the default prefix: checksums, hostile and corrupted objects, bombs, store failures.
+	// the default prefix: checksums, hostile and corrupted objects, bombs, store failures. It
+	// needs Data and Store.
 	Archive bool
 	// ProgressTotal says Create's reports carry the total it works towards (a walk of the tree
 	// that counts first); otherwise Total stays 0 and only Done grows.
@@ -70,6 +71,10 @@ type Env struct {
 
 // Run runs the contract.
 func Run(t *testing.T, h Harness) {
+	if h.Archive && (!h.Data || h.Store == nil) {
+		// The archive checks corrupt, replace and compare real trees and objects.
+		t.Fatal("volumestest: an Archive harness needs Data and a Store")
+	}
 	tests := []struct {
 		name string
 		fn   func(*testing.T, *suite)
