@@ -175,7 +175,7 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 			return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: stop leftover containers: %w", p.Slug, err))
 		}
 	}
-	if err := e.volumes.Restore(ctx, p, snap, progressFor(ctx, p.ID, OpWake)); err != nil {
+	if err := e.volumes.Restore(withProgressFor(ctx, p.ID, OpWake), p, snap); err != nil {
 		what := "restore snapshot " + snap.ID
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
 			what += unusableArchive

@@ -210,14 +210,16 @@ type Volumes interface {
 	// Name identifies the implementation; stored in Snapshot.Backend.
 	Name() string
 	// Create captures all of p's storage into snapshot s (s.ID is fixed by the engine and reused
-	// on a retry). It fills Location, SizeBytes and SHA256 of the result.
-	Create(ctx context.Context, p Project, s Snapshot, progress ProgressFunc) (Snapshot, error)
+	// on a retry). It fills Location, SizeBytes and SHA256 of the result. Progress goes to the
+	// reporter of ctx (ProgressFrom), when there is one.
+	Create(ctx context.Context, p Project, s Snapshot) (Snapshot, error)
 	// WaitReady returns once the snapshot is complete and verified (archives: read back and
 	// checksum compared), or an error.
 	WaitReady(ctx context.Context, s Snapshot) (Snapshot, error)
 	// Restore replaces p's storage with the snapshot's contents, creating the storage if it is
 	// gone. The old contents are replaced only after the snapshot was read completely.
-	Restore(ctx context.Context, p Project, s Snapshot, progress ProgressFunc) error
+	// Progress goes to the reporter of ctx, as for Create.
+	Restore(ctx context.Context, p Project, s Snapshot) error
 	// Delete removes what is behind the snapshot. Idempotent.
 	Delete(ctx context.Context, s Snapshot) error
 }

@@ -23,8 +23,8 @@ type corruptingVolumes struct {
 	objects string
 }
 
-func (v corruptingVolumes) Create(ctx context.Context, p engine.Project, s engine.Snapshot, fn engine.ProgressFunc) (engine.Snapshot, error) {
-	s, err := v.Volumes.Create(ctx, p, s, fn)
+func (v corruptingVolumes) Create(ctx context.Context, p engine.Project, s engine.Snapshot) (engine.Snapshot, error) {
+	s, err := v.Volumes.Create(ctx, p, s)
 	if err != nil {
 		return s, err
 	}

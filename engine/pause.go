@@ -34,12 +34,14 @@ func (o *op) pausesForSnapshot() bool {
 // the runtime can pause them and the operation snapshots a running project. The containers are
 // resumed whatever Create did, even when ctx is cancelled; a failed resume is logged and
 // published, and does not change the snapshot's result: the snapshot is good, and the operator
-// has to look at the containers either way.
+// has to look at the containers either way. progress gets the pause and resume phases; Create
+// reports through ctx, bound to the operation.
 func (o *op) createPointInTime(ctx context.Context, s Snapshot, progress ProgressFunc) (Snapshot, error) {
 	e := o.e
+	vctx := withProgressFor(ctx, o.p.ID, o.rec.Kind)
 	pauser, ok := e.runtime.(Pauser)
 	if !ok || !o.pausesForSnapshot() {
-		return e.volumes.Create(ctx, o.p, s, progress)
+		return e.volumes.Create(vctx, o.p, s)
 	}
 	cs, err := e.store.ListContainers(ctx, o.p.ID)
 	if err != nil {
@@ -63,5 +65,5 @@ func (o *op) createPointInTime(ctx context.Context, s Snapshot, progress Progres
 		e.log.Debug("containers paused for snapshot", "project", o.p.Slug, "snapshot", s.ID,
 			"paused_ms", time.Since(started).Milliseconds())
 	}()
-	return e.volumes.Create(ctx, o.p, s, progress)
+	return e.volumes.Create(vctx, o.p, s)
 }

@@ -70,7 +70,7 @@ type pauseVolumes struct {
 	create func(ctx context.Context) error
 }
 
-func (v pauseVolumes) Create(ctx context.Context, p Project, s Snapshot, _ ProgressFunc) (Snapshot, error) {
+func (v pauseVolumes) Create(ctx context.Context, p Project, s Snapshot) (Snapshot, error) {
 	v.log.add("create")
 	if v.create != nil {
 		return s, v.create(ctx)

@@ -54,11 +54,11 @@ type hookVolumes struct {
 	create atomic.Pointer[func(context.Context) error]
 }
 
-func (v *hookVolumes) Create(ctx context.Context, p engine.Project, s engine.Snapshot, fn engine.ProgressFunc) (engine.Snapshot, error) {
+func (v *hookVolumes) Create(ctx context.Context, p engine.Project, s engine.Snapshot) (engine.Snapshot, error) {
 	if h := v.create.Load(); h != nil {
 		return s, (*h)(ctx)
 	}
-	return v.Volumes.Create(ctx, p, s, fn)
+	return v.Volumes.Create(ctx, p, s)
 }
 
 // After a manual snapshot the containers run again, whether the snapshot succeeded, failed, or

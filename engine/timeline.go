@@ -267,7 +267,7 @@ func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 		e.rotate(ctx, done, SnapshotSafety, e.cfg.KeepAutoSnapshots)
 		return done, err
 	}
-	if err := e.volumes.Restore(ctx, p, target, progressFor(ctx, p.ID, OpRestore)); err != nil {
+	if err := e.volumes.Restore(withProgressFor(ctx, p.ID, OpRestore), p, target); err != nil {
 		what := "snapshot " + target.ID
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
 			what += unusableArchive

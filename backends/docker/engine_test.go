@@ -438,7 +438,7 @@ func TestArchiveSandwich(t *testing.T) {
 	if err := r.StopProject(ctx, pr.p, pr.cs); err != nil {
 		t.Fatalf("StopProject: %v", err)
 	}
-	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "snap1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation}, nil)
+	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "snap1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -455,7 +455,7 @@ func TestArchiveSandwich(t *testing.T) {
 	if err := r.EnsureProject(ctx, pr.p); err != nil {
 		t.Fatalf("EnsureProject: %v", err)
 	}
-	if err := vols.Restore(ctx, pr.p, snap, nil); err != nil {
+	if err := vols.Restore(ctx, pr.p, snap); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
 	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, before) {

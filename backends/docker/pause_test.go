@@ -145,7 +145,7 @@ func TestPausedSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		snap, cerr := v.Create(ctx, pr.p, engine.Snapshot{ID: fmt.Sprintf("snap%d", i), ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotManual}, nil)
+		snap, cerr := v.Create(ctx, pr.p, engine.Snapshot{ID: fmt.Sprintf("snap%d", i), ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotManual})
 		if err := resume(context.WithoutCancel(ctx)); err != nil {
 			t.Fatalf("resume after snapshot %d: %v", i, err)
 		}

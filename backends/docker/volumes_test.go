@@ -103,7 +103,7 @@ func TestVolumeProject(t *testing.T) {
 	if err := r.StopProject(ctx, pr.p, pr.cs); err != nil {
 		t.Fatalf("StopProject: %v", err)
 	}
-	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "hib1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation}, nil)
+	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "hib1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation})
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -139,7 +139,7 @@ func TestVolumeProject(t *testing.T) {
 		t.Errorf("StorageDir with no volume = %q, want \"\"", d)
 	}
 	// A restore with no volume has nowhere to go: it must not make a directory of its own.
-	if err := vols.Restore(ctx, pr.p, snap, nil); err == nil {
+	if err := vols.Restore(ctx, pr.p, snap); err == nil {
 		t.Fatalf("Restore with no volume succeeded")
 	}
 	if _, err := os.Stat(filepath.Dir(vi.Volume.Mountpoint)); !errors.Is(err, os.ErrNotExist) {
@@ -150,7 +150,7 @@ func TestVolumeProject(t *testing.T) {
 	if err := r.EnsureProject(ctx, pr.p); err != nil {
 		t.Fatalf("EnsureProject: %v", err)
 	}
-	if err := vols.Restore(ctx, pr.p, snap, nil); err != nil {
+	if err := vols.Restore(ctx, pr.p, snap); err != nil {
 		t.Fatalf("Restore: %v", err)
 	}
 	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, before) {
@@ -169,7 +169,7 @@ func TestVolumeProject(t *testing.T) {
 	if err := r.StopProject(ctx, pr.p, pr.cs); err != nil {
 		t.Fatalf("StopProject: %v", err)
 	}
-	if err := vols.Restore(ctx, pr.p, snap, nil); err != nil {
+	if err := vols.Restore(ctx, pr.p, snap); err != nil {
 		t.Fatalf("Restore over a live volume: %v", err)
 	}
 	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, before) {
@@ -186,7 +186,7 @@ func TestVolumeProject(t *testing.T) {
 	bad[len(bad)/2] ^= 0xff
 	store.m[snap.Location] = bad
 	store.mu.Unlock()
-	if err := vols.Restore(ctx, pr.p, snap, nil); err == nil {
+	if err := vols.Restore(ctx, pr.p, snap); err == nil {
 		t.Fatalf("Restore of a corrupted archive succeeded")
 	}
 	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, kept) {
@@ -254,7 +254,7 @@ func TestVolumeUnreachable(t *testing.T) {
 	if d := r.StorageDir(pr.p); d != "" {
 		t.Errorf("StorageDir of an unreachable volume = %q, want \"\"", d)
 	}
-	if _, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "s1", ProjectID: pr.p.ID, Owner: pr.p.Owner}, nil); err == nil {
+	if _, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "s1", ProjectID: pr.p.ID, Owner: pr.p.Owner}); err == nil {
 		t.Errorf("snapshot of an unreachable volume succeeded")
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

@@ -125,7 +125,7 @@ func TestSnapshotWalkUnderContainerSwap(t *testing.T) {
 				rounds++
 				snap, err := vols.Create(t.Context(), pr.p, engine.Snapshot{
 					ID: fmt.Sprintf("race-%d", rounds), ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotManual,
-				}, nil)
+				})
 				if err != nil {
 					if strings.Contains(err.Error(), "changed while being archived") {
 						changed++

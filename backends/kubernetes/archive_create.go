@@ -4,7 +4,6 @@ import (
 	"archive/tar"
 	"bufio"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -17,21 +16,20 @@ import (
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
-	"github.com/sailtui/sailtui/engine/stream"
 )
 
 // Create implements engine.Volumes. `tar -c` runs in the file-manager pod; its output is read
 // here entry by entry, normalised to archive.Write's form (exclusions applied, special files
-// dropped, hard links stored as the files they name), compressed, hashed and streamed into
-// store.Put: memory stays bounded whatever the size of the project. A failed tar (a non-zero
-// exit included), a failed compression or a failed Put leaves no object.
-func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+// dropped, hard links stored as the files they name), compressed and stored through
+// archive.Put, which hashes it on the way: memory stays bounded whatever the size of the
+// project. A failed tar (a non-zero exit included), a failed compression or a failed Put
+// leaves no object.
+func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	fail := func(err error) (engine.Snapshot, error) {
 		return snap, fmt.Errorf("archive: create snapshot %s of project %s: %w", snap.ID, p.ID, err)
 	}
-	key, err := a.Key(p.Owner, p.ID, snap.ID)
-	if err != nil {
-		return fail(err)
+	if _, err := a.Key(p.Owner, p.ID, snap.ID); err != nil {
+		return fail(err) // before anything runs in the pod
 	}
 	m, err := archive.NewExcluder(a.opts.Exclude)
 	if err != nil {
@@ -48,48 +46,27 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	if err := a.script(ctx, ns, pod, "recover", ""); err != nil {
 		return fail(err)
 	}
-
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	tarR, tarW := io.Pipe()
-	x := a.startExec(cctx, ns, pod, []string{"tar", "-c", "-f", "-", "-C", MountPath, "."}, nil, tarW,
-		func(err error) { tarW.CloseWithError(err) })
-
-	objR, objW := io.Pipe()
-	out := stream.NewHashWriter(objW, sha256.New())
-	pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
-	perrc := make(chan error, 1)
-	go func() {
-		err := pk.pack(tarR, out)
-		// As in archive.Sandwich: the result is there before the pipe closes, and an error
-		// reaches Put as a read error, so a failed archive is never stored as complete.
-		perrc <- err
-		objW.CloseWithError(err)
-	}()
-	info, putErr := a.store.Put(ctx, key, objR)
-	if putErr != nil {
-		cancel()
-		objR.CloseWithError(putErr)
-	}
-	perr := <-perrc
-	if perr != nil || putErr != nil {
-		cancel()
-		tarR.CloseWithError(errors.New("archive abandoned"))
-	}
-	_ = x.wait()
-	switch {
-	case perr != nil:
-		if putErr == nil {
-			_ = a.store.Delete(context.WithoutCancel(ctx), key)
+	progress := engine.ProgressFrom(ctx)
+	stored, err := a.Put(ctx, p, snap, func(ctx context.Context, w io.Writer) (int64, error) {
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		tarR, tarW := io.Pipe()
+		x := a.startExec(cctx, ns, pod, []string{"tar", "-c", "-f", "-", "-C", MountPath, "."}, nil, tarW,
+			func(err error) { tarW.CloseWithError(err) })
+		pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
+		err := pk.pack(tarR, w)
+		if err != nil {
+			// Stop tar and unblock it, so that nothing still produces once this returns.
+			cancel()
+			tarR.CloseWithError(errors.New("archive abandoned"))
 		}
-		return fail(perr)
-	case putErr != nil:
-		return fail(fmt.Errorf("store %s: %w", key, putErr))
-	case info.Size != out.N():
-		_ = a.store.Delete(context.WithoutCancel(ctx), key)
-		return fail(fmt.Errorf("store %s kept %d bytes of %d: %w", key, info.Size, out.N(), engine.ErrChecksum))
+		_ = x.wait()
+		return pk.done, err
+	})
+	if err != nil {
+		return fail(err)
 	}
-	return archive.Stored(snap, key, out, pk.done), nil
+	return stored, nil
 }
 
 // packer turns the pod's tar stream into an archive.

@@ -31,26 +31,29 @@ import (
 //
 // Archives have engine/archive's format (a GNU tar stream in zstd frames: names as raw bytes,
 // directories with a trailing slash, permission bits, mtimes to the second, no owners, no hard
-// links), the same object keys and the same Backend name as archive.Sandwich, so a snapshot
-// made by either is restored by either. WaitReady and Delete are Sandwich's own: they only
-// touch the object store.
+// links), and the objects are archive.Objects, as archive.Sandwich's: the same keys and Backend
+// name, so a snapshot made by either is restored by either. WaitReady, Delete and the
+// inventory and leftover capabilities are archive.Objects' own: they only touch the object
+// store.
 type ArchiveVolumes struct {
-	rt    *Runtime
-	store engine.ObjectStore
-	sw    *archive.Sandwich
-	opts  archive.SandwichOptions
+	archive.Objects
+	rt   *Runtime
+	opts archive.SandwichOptions
 	// podTimeout bounds the wait for a file-manager pod created by Restore.
 	podTimeout time.Duration
 }
 
-var _ engine.Volumes = (*ArchiveVolumes)(nil)
+var (
+	_ engine.Volumes          = (*ArchiveVolumes)(nil)
+	_ engine.ArchiveInventory = (*ArchiveVolumes)(nil)
+	_ engine.LeftoverCleaner  = (*ArchiveVolumes)(nil)
+)
 
 // NewArchiveVolumes returns the archive Volumes of rt's cluster, keeping archives in store.
 func NewArchiveVolumes(rt *Runtime, store engine.ObjectStore, opts archive.SandwichOptions) *ArchiveVolumes {
 	return &ArchiveVolumes{
+		Objects:    archive.NewObjects(store, opts.Prefix),
 		rt:         rt,
-		store:      store,
-		sw:         archive.NewSandwich(store, nil, opts), // Key, WaitReady and Delete never use dirs
 		opts:       opts,
 		podTimeout: 5 * time.Minute,
 	}
@@ -58,35 +61,6 @@ func NewArchiveVolumes(rt *Runtime, store engine.ObjectStore, opts archive.Sandw
 
 // Name implements engine.Volumes: the same as archive.Sandwich, the two are interchangeable.
 func (a *ArchiveVolumes) Name() string { return archive.BackendName }
-
-// Key is the object key of a snapshot (archive.Sandwich's).
-func (a *ArchiveVolumes) Key(owner, projectID, snapshotID string) (string, error) {
-	return a.sw.Key(owner, projectID, snapshotID)
-}
-
-// WaitReady implements engine.Volumes: the object is read back and its SHA-256 compared.
-func (a *ArchiveVolumes) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
-	return a.sw.WaitReady(ctx, snap)
-}
-
-// Delete implements engine.Volumes; deleting a snapshot whose object is gone succeeds.
-func (a *ArchiveVolumes) Delete(ctx context.Context, snap engine.Snapshot) error {
-	return a.sw.Delete(ctx, snap)
-}
-
-// Archives and ArchiveKey implement engine.ArchiveInventory (the doctor's look at the bucket),
-// RemoveLeftovers engine.LeftoverCleaner (the purge's): the objects are archive.Sandwich's.
-func (a *ArchiveVolumes) Archives(ctx context.Context) ([]engine.ObjectInfo, error) {
-	return a.sw.Archives(ctx)
-}
-
-func (a *ArchiveVolumes) ArchiveKey(snap engine.Snapshot) (string, error) {
-	return a.sw.ArchiveKey(snap)
-}
-
-func (a *ArchiveVolumes) RemoveLeftovers(ctx context.Context, cutoff time.Time) (engine.Leftovers, error) {
-	return a.sw.RemoveLeftovers(ctx, cutoff)
-}
 
 // Names of the sailtui directories a restore makes at the top of the mount. The swap script
 // recognises leftovers by them; archives never hold top-level entries with these names.

@@ -73,11 +73,19 @@ func (s *Snapshots) snapshotLabels(p engine.Project, id string) map[string]strin
 }
 
 // Create makes the VolumeSnapshot of the project's PVC (idempotent: a retry finds the one it
-// made). It does not wait: WaitReady does.
-func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) (engine.Snapshot, error) {
+// made). It does not wait: WaitReady does. A missing PVC is ErrNotFound (invariant 1: no
+// storage is no snapshot), not a VolumeSnapshot that could never become ready.
+func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	rt := s.rt
 	ns := rt.Namespace(p)
 	pvc := PVCName
+	cur, err := rt.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err) || (err != nil && rt.namespaceGone(ctx, ns, err)) || (err == nil && cur.DeletionTimestamp != nil):
+		return snap, fmt.Errorf("snapshot %s of %s: pvc %s/%s is gone: %w", snap.ID, p.Slug, ns, pvc, engine.ErrNotFound)
+	case err != nil:
+		return snap, fmt.Errorf("snapshot %s of %s: read pvc %s/%s: %w", snap.ID, p.Slug, ns, pvc, err)
+	}
 	vs := &snapv1.VolumeSnapshot{
 		ObjectMeta: metav1.ObjectMeta{Name: snapshotName(snap.ID), Namespace: ns, Labels: s.snapshotLabels(p, snap.ID)},
 		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &pvc}},
@@ -85,10 +93,10 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 	if rt.cfg.SnapshotClass != "" {
 		vs.Spec.VolumeSnapshotClassName = &rt.cfg.SnapshotClass
 	}
-	if progress != nil {
-		progress(engine.Progress{Phase: "snapshot"})
+	if progress := engine.ProgressFrom(ctx); progress != nil {
+		progress(engine.Progress{ProjectID: p.ID, Op: snap.Type.TakenBy(), Phase: "snapshot"})
 	}
-	_, err := rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
+	_, err = rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return snap, fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, vs.Name, err)
 	}
@@ -98,8 +106,9 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 }
 
 // WaitReady waits (up to the configured timeout) for the VolumeSnapshot to be readyToUse, then
-// switches its content to deletionPolicy Retain and records the content's name and size. A
-// snapshot already recorded with its content is checked by reading the content.
+// switches its content to deletionPolicy Retain and records the content's name and size; the
+// snapshot comes back SnapshotReady. A snapshot already recorded with its content is checked
+// by reading the content.
 func (s *Snapshots) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
 	rt := s.rt
 	loc, err := parseLocation(snap)
@@ -160,6 +169,8 @@ func (s *Snapshots) WaitReady(ctx context.Context, snap engine.Snapshot) (engine
 		snap.SizeBytes = *content.Status.RestoreSize
 	}
 	snap.Location = loc.String()
+	// Ready as engine.Volumes promises (the engine stamps ReadyAt with its clock).
+	snap.Status = engine.SnapshotReady
 	return snap, nil
 }
 
@@ -176,7 +187,7 @@ func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, polic
 // Restore gives the project a PVC made from the snapshot: the VolumeSnapshot itself when it is
 // still in the project's namespace, else a new one bound to a pre-provisioned content. The
 // old PVC (and the pods that mount it) are removed only once that VolumeSnapshot is ready.
-func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot, progress engine.ProgressFunc) error {
+func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
 	rt := s.rt
 	loc, err := parseLocation(snap)
 	if err != nil {
@@ -185,8 +196,8 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 	if loc.content == "" {
 		return fmt.Errorf("restore %s: snapshot %s was never ready (no content recorded): %w", p.Slug, snap.ID, engine.ErrBadState)
 	}
-	if progress != nil {
-		progress(engine.Progress{Phase: "restore"})
+	if progress := engine.ProgressFrom(ctx); progress != nil {
+		progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "restore"})
 	}
 	ns := rt.Namespace(p)
 	source, err := s.sourceIn(ctx, p, snap, loc)

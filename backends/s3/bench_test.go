@@ -97,7 +97,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 				cpu0 := procCPU(srv.PID())
 				_, p, err := measurePeak(func() error {
 					var err error
-					snap, err = sw.Create(ctx, srcProject, engine.Snapshot{ID: fmt.Sprintf("snap-%d-%d", i, rep), ProjectID: "src", Owner: "bench", Type: engine.SnapshotManual}, nil)
+					snap, err = sw.Create(ctx, srcProject, engine.Snapshot{ID: fmt.Sprintf("snap-%d-%d", i, rep), ProjectID: "src", Owner: "bench", Type: engine.SnapshotManual})
 					return err
 				})
 				srvCreate += procCPU(srv.PID()) - cpu0
@@ -154,7 +154,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 			}
 			s3Restore := func() {
 				cpu0 := procCPU(srv.PID())
-				_, p, err := measurePeak(func() error { return sw.Restore(ctx, dst, snap, nil) })
+				_, p, err := measurePeak(func() error { return sw.Restore(ctx, dst, snap) })
 				srvRestore += procCPU(srv.PID()) - cpu0
 				if err != nil {
 					b.Fatalf("Sandwich.Restore: %v", err)

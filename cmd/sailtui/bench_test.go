@@ -70,7 +70,7 @@ func (slowRuntime) Describe(context.Context, engine.Project, []engine.Container)
 type slowVolumes struct{ delay time.Duration }
 
 func (slowVolumes) Name() string { return "bench" }
-func (v slowVolumes) Create(ctx context.Context, _ engine.Project, s engine.Snapshot, _ engine.ProgressFunc) (engine.Snapshot, error) {
+func (v slowVolumes) Create(ctx context.Context, _ engine.Project, s engine.Snapshot) (engine.Snapshot, error) {
 	select {
 	case <-time.After(v.delay):
 	case <-ctx.Done():
@@ -82,7 +82,7 @@ func (v slowVolumes) Create(ctx context.Context, _ engine.Project, s engine.Snap
 func (slowVolumes) WaitReady(_ context.Context, s engine.Snapshot) (engine.Snapshot, error) {
 	return s, nil
 }
-func (slowVolumes) Restore(context.Context, engine.Project, engine.Snapshot, engine.ProgressFunc) error {
+func (slowVolumes) Restore(context.Context, engine.Project, engine.Snapshot) error {
 	return nil
 }
 func (slowVolumes) Delete(context.Context, engine.Snapshot) error { return nil }

@@ -10,12 +10,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/stream"
@@ -96,15 +93,14 @@ func (l Limits) WithDefaults() Limits {
 }
 
 // Extract unpacks a zstd-compressed tar stream (as made by Write) into target, creating it if
-// needed. Every archive is treated as hostile (DESIGN.md invariant 8); an entry is refused, and
-// the extraction stops, when its name is absolute or contains "..", when any parent of it is a
+// needed. Every archive is treated as hostile (DESIGN.md invariant 8): the entries are read
+// through Filter, whose rules every extraction shares (hard links refused: Write never makes
+// them), and on disk an entry is refused, and the extraction stops, when any parent of it is a
 // symlink (nothing is ever written through a symlink, whether the archive made it or it was
-// there before), when it is a symlink pointing outside target (see checkLinkTarget), when it is
-// a hard link (Write never makes them, so all are refused rather than judged), a device node,
-// a fifo or another special type, when it would replace an existing entry (duplicates included;
-// an existing directory may be named again), and when the Limits would be exceeded. Errors name
-// the entry and wrap engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or
-// engine.ErrBadInput (limits).
+// there before) or not a directory, and when it would replace an existing entry (duplicates
+// included; an existing directory may be named again). Errors name the entry and wrap
+// engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or engine.ErrBadInput
+// (limits).
 //
 // Permission bits (setuid, setgid and sticky are dropped) and modification times are restored;
 // directories get theirs after their contents are written. Ownership is not restored: files
@@ -123,22 +119,11 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return x.st, fmt.Errorf("extract: %w", err)
 	}
-	dec, err := zstd.NewReader(r,
-		// Decoding is the cheap side: a few blocks in flight keep up with any disk, and each
-		// one costs memory.
-		zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)),
-		zstd.WithDecoderMaxWindow(uint64(x.lim.MaxWindow)),
-	)
-	if err != nil {
-		return x.st, fmt.Errorf("extract: %w", err)
-	}
-	defer dec.Close()
-
 	x.startWriters()
-	err = x.read(dec)
-	if errors.Is(err, zstd.ErrWindowSizeExceeded) {
-		err = fmt.Errorf("extract: the archive needs a zstd window over the limit of %d MiB (sailtui's archives use 1 MiB; recompress without --long or a high level): %w: %w",
-			x.lim.MaxWindow>>20, engine.ErrBadInput, err)
+	err := Filter(ctx, r, x.lim, Rules{}, x.entry)
+	if errors.Is(err, errWriterFailed) {
+		// The writer's own error names the file it could not write.
+		err = x.writerErr()
 	}
 	// Every queued file is written (or, after an error, dropped) before Extract returns, so
 	// nothing touches target afterwards and a caller may remove it right away.
@@ -149,14 +134,6 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 		err = x.finishDirs()
 	}
 	return x.st, err
-}
-
-func (x *extractor) read(dec io.Reader) error {
-	src := stream.NewEOFReader(dec)
-	if err := x.run(tar.NewReader(src)); err != nil {
-		return err
-	}
-	return CheckEnd(dec, src)
 }
 
 // CheckEnd makes the checks an extraction owes once archive/tar has read the end-of-archive
@@ -185,14 +162,10 @@ type dirMeta struct {
 }
 
 type extractor struct {
-	ctx     context.Context
-	target  string
-	lim     Limits
-	st      Stats
-	entries int64
-	// claimed is the payload admitted so far, checked against the limits before any of an
-	// entry's data is read.
-	claimed int64
+	ctx    context.Context
+	target string
+	lim    Limits
+	st     Stats
 	// dirs holds the directories (clean relative names) known to be real directories: created
 	// by this extraction or checked with Lstat. A name is added only after that check, and
 	// extraction never removes or replaces anything, so a parent found here cannot be a symlink.
@@ -334,57 +307,24 @@ func (x *extractor) smallBuf(n int) ([]byte, *chunk) {
 	return c.buf[start : start+n : start+n], c
 }
 
-func (x *extractor) run(tr *tar.Reader) error {
-	for {
-		if err := x.ctx.Err(); err != nil {
-			return fmt.Errorf("extract: %w", err)
-		}
-		if err := x.writerErr(); err != nil {
-			return err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		// ErrInsecurePath (only with GODEBUG=tarinsecurepath=0) comes with a usable header;
-		// the checks below give the more precise reason.
-		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
-			return fmt.Errorf("extract: read archive: %w", err)
-		}
-		if err := x.entry(hdr, tr); err != nil {
-			return fmt.Errorf("extract %q: %w", hdr.Name, err)
-		}
-	}
-}
+// errWriterFailed stops Filter once a writer failed; Extract reports the writer's error.
+var errWriterFailed = errors.New("a file could not be written")
 
-func (x *extractor) entry(hdr *tar.Header, tr *tar.Reader) error {
-	if hdr.Typeflag == tar.TypeXGlobalHeader {
-		// Global PAX records (git archive writes one) carry no file.
-		return nil
+// entry writes one entry Filter accepted.
+func (x *extractor) entry(e Entry, data io.Reader) error {
+	if x.writerErr() != nil {
+		return errWriterFailed
 	}
-	x.entries++
-	if x.entries > x.lim.MaxFiles {
-		return fmt.Errorf("more than %d entries: %w", x.lim.MaxFiles, engine.ErrBadInput)
-	}
-	name, err := cleanName(hdr.Name)
-	if err != nil {
-		return err
-	}
-	switch hdr.Typeflag {
+	switch e.Type {
 	case tar.TypeDir:
-		return x.dir(name, hdr)
-	case tar.TypeReg, '\x00': // '\x00' is the pre-POSIX regular file type.
-		return x.file(name, hdr, tr)
+		return x.dir(e)
+	case tar.TypeReg:
+		return x.file(e, data)
 	case tar.TypeSymlink:
-		return x.symlink(name, hdr)
-	case tar.TypeLink:
-		return fmt.Errorf("hard link to %q: hard links are not allowed: %w", hdr.Linkname, engine.ErrBadPath)
-	case tar.TypeChar, tar.TypeBlock:
-		return fmt.Errorf("device nodes are not allowed: %w", engine.ErrBadPath)
-	case tar.TypeFifo:
-		return fmt.Errorf("fifos are not allowed: %w", engine.ErrBadPath)
+		return x.symlink(e)
 	default:
-		return fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
+		// Filter accepts hard links only when asked to, and Extract does not ask.
+		return fmt.Errorf("entry type %q not extracted: %w", e.Type, engine.ErrBadPath)
 	}
 }
 
@@ -427,30 +367,28 @@ func (x *extractor) ensureDir(name string) error {
 	return nil
 }
 
-func (x *extractor) dir(name string, hdr *tar.Header) error {
-	if err := x.ensureDir(name); err != nil {
+func (x *extractor) dir(e Entry) error {
+	if err := x.ensureDir(e.Name); err != nil {
 		return err
 	}
 	x.st.Dirs++
-	x.dirMeta = append(x.dirMeta, dirMeta{name: name, mode: fs.FileMode(hdr.Mode) & fs.ModePerm, mtime: hdr.ModTime})
+	x.dirMeta = append(x.dirMeta, dirMeta{name: e.Name, mode: e.Mode, mtime: e.ModTime})
 	return nil
 }
 
-func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
-	if err := x.lim.AdmitFile(name, hdr.Size, x.claimed); err != nil {
-		return err
-	}
+// file writes a regular file; Filter admitted its size against the limits.
+func (x *extractor) file(e Entry, r io.Reader) error {
+	name := e.Name
 	if err := x.ensureDir(parentOf(name)); err != nil {
 		return err
 	}
 	if _, ok := x.dirs[name]; ok {
 		return fmt.Errorf("already exists as a directory: %w", engine.ErrExists)
 	}
-	x.claimed += hdr.Size
 	p := x.abs(name)
-	mode := fs.FileMode(hdr.Mode) & fs.ModePerm
-	if hdr.Size <= smallFile {
-		data, c := x.smallBuf(int(hdr.Size))
+	mode := e.Mode
+	if e.Size <= smallFile {
+		data, c := x.smallBuf(int(e.Size))
 		if _, err := io.ReadFull(r, data); err != nil {
 			x.release(c)
 			return fmt.Errorf("read archive: %w", err)
@@ -462,22 +400,22 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 			x.lastParent = parent
 			x.queue = (x.queue + 1) % len(x.queues)
 		}
-		x.queues[x.queue] <- fileJob{name: hdr.Name, path: p, data: data, c: c, mode: mode, mtime: hdr.ModTime}
+		x.queues[x.queue] <- fileJob{name: name, path: p, data: data, c: c, mode: mode, mtime: e.ModTime}
 		return nil
 	}
 	f, err := createFile(p, mode)
 	if err != nil {
 		return err
 	}
-	if err := x.copyTo(f, r, hdr.Size); err != nil {
+	if err := x.copyTo(f, r, e.Size); err != nil {
 		f.abandon()
 		return err
 	}
-	if err := f.finish(mode, hdr.ModTime); err != nil {
+	if err := f.finish(mode, e.ModTime); err != nil {
 		return err
 	}
 	x.st.Files++
-	x.st.Bytes += hdr.Size
+	x.st.Bytes += e.Size
 	return nil
 }
 
@@ -516,29 +454,20 @@ func (x *extractor) copyTo(f io.Writer, r io.Reader, size int64) error {
 	return nil
 }
 
-func (x *extractor) symlink(name string, hdr *tar.Header) error {
-	if name == "" {
-		return fmt.Errorf("symlink names the target itself: %w", engine.ErrBadPath)
-	}
-	if x.lim.AnyLinkTarget {
-		if hdr.Linkname == "" || strings.IndexByte(hdr.Linkname, 0) >= 0 {
-			return fmt.Errorf("empty or NUL symlink target: %w", engine.ErrBadPath)
-		}
-	} else if err := checkLinkTarget(name, hdr.Linkname); err != nil {
-		return fmt.Errorf("%w: %w", err, engine.ErrBadPath)
-	}
-	if err := x.ensureDir(parentOf(name)); err != nil {
+// symlink makes a symlink; Filter checked its target.
+func (x *extractor) symlink(e Entry) error {
+	if err := x.ensureDir(parentOf(e.Name)); err != nil {
 		return err
 	}
-	p := x.abs(name)
-	err := os.Symlink(hdr.Linkname, p)
+	p := x.abs(e.Name)
+	err := os.Symlink(e.Linkname, p)
 	if errors.Is(err, fs.ErrExist) {
 		return errDuplicate
 	}
 	if err != nil {
 		return err
 	}
-	if err := lchtimes(p, hdr.ModTime, true); err != nil {
+	if err := lchtimes(p, e.ModTime, true); err != nil {
 		return err
 	}
 	x.st.Symlinks++

@@ -1,0 +1,238 @@
+package archive
+
+import (
+	"archive/tar"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/stream"
+)
+
+// Entry is an archive member the entry rules accepted, in the canonical form every extraction
+// writes.
+type Entry struct {
+	// Name is the clean relative name ("" for the extraction target itself).
+	Name string
+	// Type is tar.TypeDir, tar.TypeReg, tar.TypeSymlink or (with Rules.HardLinks) tar.TypeLink.
+	Type byte
+	// Mode holds the permission bits; setuid, setgid and sticky are dropped.
+	Mode fs.FileMode
+	// Size is a regular file's length.
+	Size int64
+	// Linkname is a symlink's target as stored, or a hard link's clean target name.
+	Linkname string
+	ModTime  time.Time
+}
+
+// Rules are the choices an extraction makes on top of the entry rules every one applies.
+type Rules struct {
+	// Track keeps every accepted name in memory (a hash of it per entry) and refuses from
+	// there what would land below a symlink or a file of the archive, and a name given twice
+	// (a directory may be named again as a directory). For extractions that cannot look at
+	// the tree they write (a tar in a pod); Extract checks the tree on disk instead, where it
+	// also sees what the target held before, without the memory per entry.
+	Track bool
+	// HardLinks accepts a hard link to an earlier regular file of the archive (Track is
+	// required to know it); any other is refused. Without it every hard link is refused:
+	// Write never makes them.
+	HardLinks bool
+	// Skip leaves out entries whose clean name it reports, and is asked before any other
+	// rule: names the extraction keeps for itself. Skipped entries still count as entries.
+	Skip func(name string) bool
+}
+
+// checker applies the entry rules to one archive, entry by entry in archive order.
+type checker struct {
+	lim     Limits
+	rules   Rules
+	entries int64
+	claimed int64
+	seen    map[[16]byte]entryKind // Track: by a hash of the clean name, bounded memory per entry; Write's kinds
+}
+
+func nameKey(name string) [16]byte {
+	sum := sha256.Sum256([]byte(name))
+	var k [16]byte
+	copy(k[:], sum[:])
+	return k
+}
+
+// check decides hdr. ok is false for an entry that carries nothing to write (a global PAX
+// header, an entry Rules.Skip names).
+func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
+	if hdr.Typeflag == tar.TypeXGlobalHeader {
+		// Global PAX records (git archive writes one) carry no file.
+		return e, false, nil
+	}
+	c.entries++
+	if c.entries > c.lim.MaxFiles {
+		return e, false, fmt.Errorf("more than %d entries: %w", c.lim.MaxFiles, engine.ErrBadInput)
+	}
+	name, err := cleanName(hdr.Name)
+	if err != nil {
+		return e, false, err
+	}
+	if c.rules.Skip != nil && name != "" && c.rules.Skip(name) {
+		return e, false, nil
+	}
+	e = Entry{Name: name, Type: hdr.Typeflag, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm, ModTime: hdr.ModTime}
+	switch hdr.Typeflag {
+	case tar.TypeDir:
+		if name != "" {
+			if err := c.claim(name, kindDir); err != nil {
+				return e, false, err
+			}
+		}
+	case tar.TypeReg, '\x00': // '\x00' is the pre-POSIX regular file type.
+		if err := c.lim.AdmitFile(name, hdr.Size, c.claimed); err != nil {
+			return e, false, err
+		}
+		if err := c.claim(name, kindRegular); err != nil {
+			return e, false, err
+		}
+		c.claimed += hdr.Size
+		e.Type, e.Size = tar.TypeReg, hdr.Size
+	case tar.TypeSymlink:
+		if name == "" {
+			return e, false, fmt.Errorf("symlink names the target itself: %w", engine.ErrBadPath)
+		}
+		if c.lim.AnyLinkTarget {
+			if hdr.Linkname == "" || strings.IndexByte(hdr.Linkname, 0) >= 0 {
+				return e, false, fmt.Errorf("empty or NUL symlink target: %w", engine.ErrBadPath)
+			}
+		} else if err := checkLinkTarget(name, hdr.Linkname); err != nil {
+			return e, false, fmt.Errorf("%w: %w", err, engine.ErrBadPath)
+		}
+		if err := c.claim(name, kindSymlink); err != nil {
+			return e, false, err
+		}
+		e.Linkname = hdr.Linkname
+	case tar.TypeLink:
+		if !c.rules.HardLinks || !c.rules.Track {
+			return e, false, fmt.Errorf("hard link to %q: hard links are not allowed: %w", hdr.Linkname, engine.ErrBadPath)
+		}
+		target, err := cleanName(hdr.Linkname)
+		if err != nil || target == "" || c.seen[nameKey(target)] != kindRegular {
+			return e, false, fmt.Errorf("hard link to %q: only links to an earlier file of the archive are allowed: %w", hdr.Linkname, engine.ErrBadPath)
+		}
+		if name == "" {
+			return e, false, fmt.Errorf("hard link names the target itself: %w", engine.ErrBadPath)
+		}
+		if err := c.claim(name, kindRegular); err != nil {
+			return e, false, err
+		}
+		e.Linkname = target
+	case tar.TypeChar, tar.TypeBlock:
+		return e, false, fmt.Errorf("device nodes are not allowed: %w", engine.ErrBadPath)
+	case tar.TypeFifo:
+		return e, false, fmt.Errorf("fifos are not allowed: %w", engine.ErrBadPath)
+	default:
+		return e, false, fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
+	}
+	return e, true, nil
+}
+
+// claim records name as kind when the rules track names, refusing one below a symlink or a
+// file of the archive and one already there (a directory may be named again as a directory);
+// parents not named yet become directories (the extraction makes them).
+func (c *checker) claim(name string, kind entryKind) error {
+	if !c.rules.Track {
+		return nil
+	}
+	for i := 0; i < len(name); i++ {
+		if name[i] != '/' {
+			continue
+		}
+		k := nameKey(name[:i])
+		switch c.seen[k] {
+		case kindSymlink:
+			return fmt.Errorf("%q is a symlink; refusing to write through it: %w", name[:i], engine.ErrBadPath)
+		case kindRegular:
+			return fmt.Errorf("%q exists and is not a directory: %w", name[:i], engine.ErrExists)
+		case kindUnknown:
+			c.seen[k] = kindDir
+		}
+	}
+	k := nameKey(name)
+	if cur, ok := c.seen[k]; ok && !(cur == kindDir && kind == kindDir) {
+		return fmt.Errorf("already exists (duplicate entry): %w", engine.ErrExists)
+	}
+	c.seen[k] = kind
+	return nil
+}
+
+// Filter reads the zstd-compressed tar stream r (Write's format) and hands every entry the
+// entry rules accept to fn, in archive order, with the entry's data for a regular file. It is
+// the one reading of an archive every extraction shares (Extract onto a disk, a restore
+// through a pod's tar), so they accept and refuse the same archives. Every archive is
+// treated as hostile (invariant 8): Filter stops at the first entry whose name is empty,
+// absolute, or holds NUL or "..", that names the target as a file or link, that is a symlink
+// with an empty or NUL target (or, without lim.AnyLinkTarget, one pointing outside, see
+// checkLinkTarget), a hard link (see Rules.HardLinks), a device node, fifo or other special
+// entry, or that goes past the Limits; with Rules.Track also at one below a symlink or a file
+// of the archive or a name given twice. An error of fn stops it the same way. Errors name the
+// entry and wrap engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or
+// engine.ErrBadInput (limits, a zstd window over lim.MaxWindow).
+//
+// Filter returns nil only when the whole stream was read and accepted, the tar end marker and
+// the end checks (CheckEnd) included. It reads r no more once it has returned.
+func Filter(ctx context.Context, r io.Reader, lim Limits, rules Rules, fn func(e Entry, data io.Reader) error) error {
+	lim = lim.WithDefaults()
+	dec, err := zstd.NewReader(r,
+		// Decoding is the cheap side: a few blocks in flight keep up with any disk, and each
+		// one costs memory.
+		zstd.WithDecoderConcurrency(min(runtime.GOMAXPROCS(0), 4)),
+		zstd.WithDecoderMaxWindow(uint64(lim.MaxWindow)),
+	)
+	if err != nil {
+		return fmt.Errorf("extract: %w", err)
+	}
+	defer dec.Close()
+	err = filter(ctx, dec, lim, rules, fn)
+	if errors.Is(err, zstd.ErrWindowSizeExceeded) {
+		err = fmt.Errorf("extract: the archive needs a zstd window over the limit of %d MiB (sailtui's archives use 1 MiB; recompress without --long or a high level): %w: %w",
+			lim.MaxWindow>>20, engine.ErrBadInput, err)
+	}
+	return err
+}
+
+func filter(ctx context.Context, dec io.Reader, lim Limits, rules Rules, fn func(Entry, io.Reader) error) error {
+	c := &checker{lim: lim, rules: rules}
+	if rules.Track {
+		c.seen = map[[16]byte]entryKind{}
+	}
+	src := stream.NewEOFReader(dec)
+	tr := tar.NewReader(src)
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("extract: %w", err)
+		}
+		hdr, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		// ErrInsecurePath (only with GODEBUG=tarinsecurepath=0) comes with a usable header;
+		// the rules give the more precise reason.
+		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
+			return fmt.Errorf("extract: read archive: %w", err)
+		}
+		e, ok, err := c.check(hdr)
+		if err == nil && ok {
+			err = fn(e, tr)
+		}
+		if err != nil {
+			return fmt.Errorf("extract %q: %w", hdr.Name, err)
+		}
+	}
+	return CheckEnd(dec, src)
+}
