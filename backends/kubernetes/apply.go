@@ -91,28 +91,6 @@ func waitFrom(ctx context.Context, client rest.Interface, resource string, cur m
 	return waitErr(parent, ctx, err, resource, key, timeout)
 }
 
-// waitEmpty watches resource in namespace until none of its objects is left.
-func waitEmpty(ctx context.Context, client rest.Interface, resource, namespace string, obj runtime.Object, timeout time.Duration) error {
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	lw := cache.NewListWatchFromClient(client, resource, namespace, fields.Everything())
-	// The informer behind UntilWithSync updates its store before it hands over an event, so
-	// the store says whether anything is left.
-	var store cache.Store
-	pre := func(s cache.Store) (bool, error) {
-		store = s
-		return len(s.ListKeys()) == 0, nil
-	}
-	_, err := watchtools.UntilWithSync(ctx, lw, obj, pre, func(ev watch.Event) (bool, error) {
-		if ev.Type == watch.Error {
-			return false, apierrors.FromObject(ev.Object)
-		}
-		return len(store.ListKeys()) == 0, nil
-	})
-	return waitErr(parent, ctx, err, resource, namespace+"/*", timeout)
-}
-
 // onEvent asks done about each watch event's object (nil once it is deleted).
 func onEvent(done func(obj runtime.Object) (bool, error)) watchtools.ConditionFunc {
 	return func(ev watch.Event) (bool, error) {

@@ -51,7 +51,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		tarR, tarW := io.Pipe()
-		x := a.startExec(cctx, ns, pod, []string{"tar", "-c", "-f", "-", "-C", MountPath, "."}, nil, tarW,
+		x := a.startExec(cctx, ns, pod, []string{"tar", "-c", "-f", "-", "-C", a.rt.cfg.MountPath, "."}, nil, tarW,
 			func(err error) { tarW.CloseWithError(err) })
 		pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
 		err := pk.pack(tarR, w)
@@ -217,7 +217,7 @@ func (pk *packer) hardLink(tw *tar.Writer, out *tar.Header, target string) error
 	ctx, cancel := context.WithCancel(pk.ctx)
 	defer cancel()
 	r, w := io.Pipe()
-	x := pk.a.startExec(ctx, pk.ns, pk.pod, []string{"sh", "-c", hardLinkScript, "sh", MountPath, MountPath + "/" + rel}, nil, w,
+	x := pk.a.startExec(ctx, pk.ns, pk.pod, []string{"sh", "-c", hardLinkScript, "sh", pk.a.rt.cfg.MountPath, pk.a.rt.cfg.MountPath + "/" + rel}, nil, w,
 		func(err error) { w.CloseWithError(err) })
 	err = func() error {
 		br := bufio.NewReader(r)

@@ -52,7 +52,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	// Note: busybox tar creates symlinks with ".." or an absolute target only at the end of
 	// the extraction, so the directories holding them get the time of the restore; GNU tar
 	// restores every directory time.
-	x := a.startExec(xctx, ns, pod, []string{"tar", "-x", "-p", "-f", "-", "-C", MountPath + "/" + restoreDirPrefix + tok}, inR, io.Discard,
+	x := a.startExec(xctx, ns, pod, []string{"tar", "-x", "-p", "-f", "-", "-C", a.rt.cfg.MountPath + "/" + restoreDirPrefix + tok}, inR, io.Discard,
 		func(err error) {
 			if err == nil {
 				err = errors.New("tar ended before its input")

@@ -189,7 +189,7 @@ exec cat "$r"`
 func (a *ArchiveVolumes) script(ctx context.Context, ns, pod, op, token string) error {
 	var stderr capped.Buffer
 	stderr.Max = 4096
-	code, err := a.rt.exec.run(ctx, ns, pod, FileManagerName, []string{"sh", "-c", swapScript, "sh", MountPath, op, token}, nil, io.Discard, &stderr)
+	code, err := a.rt.exec.run(ctx, ns, pod, FileManagerName, []string{"sh", "-c", swapScript, "sh", a.rt.cfg.MountPath, op, token}, nil, io.Discard, &stderr)
 	if err != nil {
 		return fmt.Errorf("%s in the file manager: %w", op, err)
 	}

@@ -196,25 +196,28 @@ const (
 // path is never part of the script text: it arrives as an argument. Symlinks are resolved in
 // the pod and anything that resolves outside the mount is refused, the same confinement
 // hostfs gives the other runtimes.
-const fileScript = `root=` + MountPath + `; op="$1"; t="$root/$2"
+const fileScript = `root="$1"; shift; op="$1"; t="$root/$2"
 inside() { r=$(readlink -f "$1" 2>/dev/null) || r=; case "$r" in "$root"|"$root"/*) return 0;; esac; echo "$2 leaves the project" >&2; exit 86; }
 parent() { d=${t%/*}; while [ ! -e "$d" ] && [ "$d" != "$root" ]; do d=${d%/*}; done; inside "$d" "$2"; }
+through() { if [ -L "$t" ]; then r=$(readlink -f "$t") || exit 1; inside "$r" "$1"; t=$r; fi; }
 case "$op" in
 read)
   [ -e "$t" ] || exit 87; inside "$t" "$2"; [ -d "$t" ] && exit 88; exec cat "$t" ;;
 write)
   parent x "$2"; mkdir -p "${t%/*}" || exit 1; inside "${t%/*}" "$2"
   if [ -L "$t" ] || [ -e "$t" ]; then inside "$t" "$2"; [ -d "$t" ] && exit 88; fi
+  through "$2"
   tmp="${t%/*}/$3"; cat > "$tmp" || { rm -f "$tmp"; exit 1; }
   n=$(wc -c < "$tmp") && s=$(sha256sum < "$tmp") || { rm -f "$tmp"; exit 1; }
   printf '%s %s\n' $n ${s%% *} ;;
 commit)
+  through "$2"
   tmp="${t%/*}/$3"; [ -f "$tmp" ] && [ ! -L "$tmp" ] || exit 87; inside "$tmp" "$2"
   [ "$(stat -c %s "$tmp")" = "$4" ] || { rm -f "$tmp"; echo "the received file changed before it was put in place" >&2; exit 1; }
   if [ -L "$t" ] || [ -e "$t" ]; then inside "$t" "$2"; [ -d "$t" ] && { rm -f "$tmp"; exit 88; }; fi
   mv -f "$tmp" "$t" || { rm -f "$tmp"; exit 1; } ;;
 abort)
-  rm -f "${t%/*}/$3" ;;
+  through "$2"; rm -f "${t%/*}/$3" ;;
 delete)
   { [ -e "$t" ] || [ -L "$t" ]; } || exit 87; parent x "$2"; exec rm -rf "$t" ;;
 list)
@@ -240,7 +243,7 @@ func (r *Runtime) fileOp(ctx context.Context, p engine.Project, op, rel string, 
 	}
 	var stderr capped.Buffer
 	stderr.Max = 4096
-	argv := append([]string{"sh", "-c", fileScript, "sh", op, clean}, more...)
+	argv := append([]string{"sh", "-c", fileScript, "sh", r.cfg.MountPath, op, clean}, more...)
 	code, err := r.exec.run(ctx, r.Namespace(p), pod, "file-manager", argv, stdin, stdout, &stderr)
 	if err != nil {
 		return err
@@ -271,7 +274,9 @@ func (r *Runtime) ReadFile(ctx context.Context, p engine.Project, rel string, w 
 // when they are what was sent does the second rename it over the target, so a reader never
 // sees half a file and a write is never acknowledged short. Short is what an exec stream can
 // be: containerd ends a process's stdin, with exit 0, once the process closes its stdout or
-// stderr (an open upstream bug), and a stream cut by the network looks the same.
+// stderr (an open upstream bug), and a stream cut by the network looks the same. A write
+// through a symlink inside the project writes its target and keeps the link, as in the other
+// runtimes.
 func (r *Runtime) WriteFile(ctx context.Context, p engine.Project, rel string, rd io.Reader) error {
 	if clean, err := engine.CleanRel(rel); err != nil {
 		return err
@@ -334,7 +339,7 @@ func (r *Runtime) DeleteFile(ctx context.Context, p engine.Project, rel string) 
 	if clean, err := engine.CleanRel(rel); err != nil {
 		return err
 	} else if clean == "." {
-		return fmt.Errorf("delete %q: the project root cannot be deleted: %w", rel, engine.ErrBadInput)
+		return fmt.Errorf("delete %q: the project root cannot be deleted: %w", rel, engine.ErrBadPath)
 	}
 	return r.fileOp(ctx, p, "delete", rel, nil, io.Discard)
 }
@@ -433,7 +438,7 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 	if err := req.Validate(); err != nil {
 		return engine.ExecResult{}, err
 	}
-	argv, marker, err := execArgv(c, req)
+	argv, marker, err := execArgv(r.cfg.MountPath, c, req)
 	if err != nil {
 		return engine.ExecResult{}, err
 	}
@@ -479,7 +484,7 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 }
 
 // execArgv wraps req for execScript and returns the marker it carries.
-func execArgv(c engine.Container, req engine.ExecRequest) ([]string, string, error) {
+func execArgv(mount string, c engine.Container, req engine.ExecRequest) ([]string, string, error) {
 	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
 		return nil, "", fmt.Errorf("container directory: %w", err)
@@ -496,7 +501,7 @@ func execArgv(c engine.Container, req engine.ExecRequest) ([]string, string, err
 		}
 		vars = append(vars, k+"="+req.Env[k])
 	}
-	argv := []string{"sh", "-c", execScript, "sh", path.Join(MountPath, cdir, sub), strconv.Itoa(len(vars))}
+	argv := []string{"sh", "-c", execScript, "sh", path.Join(mount, cdir, sub), strconv.Itoa(len(vars))}
 	argv = append(argv, vars...)
 	return append(argv, req.Argv...), marker, nil
 }
@@ -560,7 +565,7 @@ func (r *Runtime) CloneInto(ctx context.Context, p engine.Project, dir, gitURL, 
 	var stderr capped.Buffer
 	stderr.Max = 8192
 	code, err := r.exec.run(ctx, r.Namespace(p), pod, "file-manager",
-		[]string{"sh", "-c", cloneScript, "sh", path.Join(MountPath, clean), branch},
+		[]string{"sh", "-c", cloneScript, "sh", path.Join(r.cfg.MountPath, clean), branch},
 		strings.NewReader(gitURL+"\n"), io.Discard, &stderr)
 	if err != nil {
 		return fmt.Errorf("clone into %s: %w", clean, err)

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -92,8 +91,20 @@ func (r *Runtime) createPVC(ctx context.Context, p engine.Project, from string) 
 	return nil
 }
 
+// waitNamespaceGone waits, up to DeleteTimeout, for the project's earlier namespace to finish
+// terminating (a wake right after a hibernation meets it), reporting that it waits and, when the
+// bound runs out, what holds the namespace.
 func (r *Runtime) waitNamespaceGone(ctx context.Context, ns string) error {
-	return waitFor(ctx, r.core.CoreV1().RESTClient(), "namespaces", "", ns, &corev1.Namespace{}, r.cfg.DeleteTimeout, gone)
+	if report := engine.ProgressFrom(ctx); report != nil {
+		report(engine.Progress{Phase: "waiting for the earlier namespace " + ns + " to finish terminating"})
+	}
+	err := waitFor(ctx, r.core.CoreV1().RESTClient(), "namespaces", "", ns, &corev1.Namespace{}, r.cfg.DeleteTimeout, gone)
+	if err != nil && ctx.Err() == nil {
+		if cur, gerr := r.core.CoreV1().Namespaces().Get(context.WithoutCancel(ctx), ns, metav1.GetOptions{}); gerr == nil {
+			return fmt.Errorf("%w; namespace %s is held by %s (see `kubectl get namespace %s -o yaml`)", err, ns, namespaceBlockers(cur), ns)
+		}
+	}
+	return err
 }
 
 // StartContainer applies the container's Service, Ingress and Deployment (replicas 1). It does
@@ -282,9 +293,13 @@ func (r *Runtime) podDetail(ctx context.Context, d *appsv1.Deployment) string {
 	return ""
 }
 
-// DestroyProject deletes the project's namespace (with everything in it) and waits until it
-// is gone. The engine calls it only after every snapshot it keeps has its content set to
-// Retain (WaitReady), so the deletion takes no snapshot data with it.
+// DestroyProject deletes the project's namespace, with everything in it, and returns once the
+// deletion is underway: the dev Deployments are deleted first (so no pod of the project keeps
+// running while the namespace goes) and the namespace is marked for deletion. The engine calls
+// it only after every snapshot it keeps has its content set to Retain (WaitReady), so the
+// deletion takes no snapshot data with it, and a project whose namespace is still terminating
+// is safe in its snapshot: the next EnsureProject waits the namespace out (saying so), and the
+// doctor names what holds one that never goes.
 func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engine.Container) error {
 	ns := r.Namespace(p)
 	cur, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -297,59 +312,19 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engi
 	if !managed(cur) || cur.Labels[LabelProjectID] != labelValue(p.ID) {
 		return fmt.Errorf("destroy %s: namespace %s is not this project's; not deleting it: %w", p.Slug, ns, engine.ErrConflict)
 	}
-	if cur.DeletionTimestamp == nil {
-		if err := r.emptyNamespace(ctx, ns); err != nil {
-			return fmt.Errorf("destroy %s: %w", p.Slug, err)
-		}
-		uid := cur.UID
-		err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("destroy %s: delete namespace %s: %w", p.Slug, ns, err)
-		}
-	}
-	// The namespace controller empties it and then removes it; the watch starts from the
-	// version read above, so no event in between is missed.
-	if err := waitFrom(ctx, r.core.CoreV1().RESTClient(), "namespaces", cur, r.cfg.DeleteTimeout, gone); err != nil {
-		return fmt.Errorf("destroy %s: %w", p.Slug, err)
-	}
-	return nil
-}
-
-// emptyNamespace removes, and waits out, what would hold up the namespace controller. It
-// deletes everything in a namespace in one pass and then looks again; if something it deleted
-// is still there with a finalizer (the PVC while a pod mounts it, a VolumeSnapshot whose
-// controller has not let go of it yet), it waits 8 s (half its fixed 15 s estimate, plus one)
-// before looking again, and a pod still terminating holds it up for half its grace period.
-// So the pods go first (the Deployments in the foreground: the garbage collector removes their
-// ReplicaSets and pods before them), then the PVC and the VolumeSnapshots; the namespace is
-// then left with objects that go in one pass. The snapshots' data stays: a hibernation's
-// content is Retain by now, as every content sailtui keeps is.
-func (r *Runtime) emptyNamespace(ctx context.Context, ns string) error {
-	foreground := metav1.DeletePropagationForeground
-	deployments := r.core.AppsV1().Deployments(ns)
-	if err := deployments.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &foreground}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete deployments in %s: %w", ns, err)
-	}
-	if err := waitEmpty(ctx, r.core.AppsV1().RESTClient(), "deployments", ns, &appsv1.Deployment{}, r.cfg.DeleteTimeout); err != nil {
-		return err
-	}
-	pvcs := r.core.CoreV1().PersistentVolumeClaims(ns)
-	if err := pvcs.Delete(ctx, PVCName, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("delete pvc %s/%s: %w", ns, PVCName, err)
-	}
-	// Without the VolumeSnapshot API (a cluster using the S3 archives) there are none to wait for.
-	err := r.snaps.SnapshotV1().VolumeSnapshots(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
-	haveSnapshots := !apierrors.IsNotFound(err)
-	if err != nil && haveSnapshots {
-		return fmt.Errorf("delete volume snapshots in %s: %w", ns, err)
-	}
-	if err := waitFor(ctx, r.core.CoreV1().RESTClient(), "persistentvolumeclaims", ns, PVCName, &corev1.PersistentVolumeClaim{}, r.cfg.DeleteTimeout, gone); err != nil {
-		return err
-	}
-	if !haveSnapshots {
+	if cur.DeletionTimestamp != nil {
 		return nil
 	}
-	return waitEmpty(ctx, r.snaps.SnapshotV1().RESTClient(), "volumesnapshots", ns, &snapv1.VolumeSnapshot{}, r.cfg.DeleteTimeout)
+	background := metav1.DeletePropagationBackground
+	if err := r.core.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("destroy %s: delete deployments in %s: %w", p.Slug, ns, err)
+	}
+	uid := cur.UID
+	err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("destroy %s: delete namespace %s: %w", p.Slug, ns, err)
+	}
+	return nil
 }
 
 // ProjectExists reports whether the project's PVC is there and not being deleted.
@@ -362,7 +337,18 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 		}
 		return false, fmt.Errorf("read pvc %s/%s: %w", ns, PVCName, err)
 	}
-	return pvc.DeletionTimestamp == nil, nil
+	if pvc.DeletionTimestamp != nil {
+		return false, nil
+	}
+	// The namespace controller marks the PVC some time after the namespace.
+	nsObj, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read namespace %s: %w", ns, err)
+	}
+	return nsObj.DeletionTimestamp == nil, nil
 }
 
 // Describe lists the project's objects as the API server has them.

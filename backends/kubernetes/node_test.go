@@ -51,7 +51,9 @@ func TestContract(t *testing.T) {
 	var rt *kubernetes.Runtime
 	runtimetest.Run(t, runtimetest.Harness{
 		New: func(t *testing.T) engine.Runtime {
-			rt = newNodeRuntime(t, n)
+			// The contract puts a file beside the project for the user to reach; / of the
+			// image is root's, the dev user's home is not.
+			rt = newNodeRuntime(t, n, func(c *kubernetes.Config) { c.MountPath = "/home/dev/app" })
 			return rt
 		},
 		ServeCommand: serveCommand,

@@ -133,7 +133,7 @@ func containerSecurity() *corev1.SecurityContext {
 func (r *Runtime) podTemplate(p engine.Project, labels map[string]string, ctr corev1.Container) corev1.PodTemplateSpec {
 	no := false
 	ctr.SecurityContext = containerSecurity()
-	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "project", MountPath: MountPath})
+	ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "project", MountPath: r.cfg.MountPath})
 	ctr.ImagePullPolicy = corev1.PullPolicy(r.cfg.ImagePullPolicy)
 	spec := corev1.PodSpec{
 		AutomountServiceAccountToken: &no,
@@ -185,7 +185,7 @@ func (r *Runtime) fileManagerObject(p engine.Project) *appsv1.Deployment {
 		Name:       "file-manager",
 		Image:      r.cfg.FileManagerImage,
 		Command:    []string{"sh", "-c", "trap 'exit 0' TERM INT; while :; do sleep 3600 & wait $!; done"},
-		WorkingDir: MountPath,
+		WorkingDir: r.cfg.MountPath,
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("32Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
@@ -199,10 +199,13 @@ func (r *Runtime) fileManagerObject(p engine.Project) *appsv1.Deployment {
 // attach to it, with its output copied to the pod's log; otherwise as the pod's main process.
 //
 // A tmux that cannot start (no UTF-8 locale in the image, say) does not keep the dev server
-// from running: it then runs as the main process, as without tmux.
+// from running: it then runs as the main process, as without tmux. The shell waiting on the
+// session is the pod's PID 1, which ignores signals it does not trap: without the trap a stop
+// would wait out the grace period for the kill.
 const devScript = `cd "$SAILTUI_DIR" || exit 1
 if command -v tmux >/dev/null 2>&1 && tmux new-session -d -s dev '{ sh -c "$SAILTUI_START"; echo $? > /tmp/.sailtui-exit; } 2>&1 | tee -a /proc/1/fd/1' 2>/dev/null; then
-  while tmux has-session -t dev 2>/dev/null; do sleep 1; done
+  trap 'tmux kill-server 2>/dev/null; exit 143' TERM INT
+  while tmux has-session -t dev 2>/dev/null; do sleep 1 & wait $!; done
   code=$(cat /tmp/.sailtui-exit 2>/dev/null) || code=1
   exit "${code:-1}"
 fi
@@ -212,8 +215,10 @@ exec sh -c "$SAILTUI_START"`
 func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.StartSpec, replicas int32) *appsv1.Deployment {
 	labels := containerLabels(p, c)
 	port := devPort(spec)
+	// As in the other runtimes: spec.Env, then the container's own, then the runtime's.
 	env := map[string]string{}
 	maps.Copy(env, spec.Env)
+	maps.Copy(env, c.Env)
 	maps.Copy(env, map[string]string{
 		"PORT":           strconv.Itoa(port),
 		"HOST":           "0.0.0.0",
@@ -221,7 +226,7 @@ func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.St
 		"CONTAINER_ID":   devName(c),
 		"CONTAINER_NAME": c.Name,
 		"SAILTUI_START":  spec.Command,
-		"SAILTUI_DIR":    workDir(c),
+		"SAILTUI_DIR":    workDir(r.cfg.MountPath, c),
 	})
 	var envVars []corev1.EnvVar
 	for _, k := range slices.Sorted(maps.Keys(env)) {
@@ -237,7 +242,7 @@ func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.St
 		Name:       "dev",
 		Image:      r.cfg.Image,
 		Command:    []string{"sh", "-c", devScript},
-		WorkingDir: MountPath,
+		WorkingDir: r.cfg.MountPath,
 		Env:        envVars,
 		Ports:      []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
 		// Dev servers compile before they listen: up to 10 minutes to start, then checked.
@@ -260,11 +265,11 @@ func devPort(spec engine.StartSpec) int {
 }
 
 // workDir is the container's directory under the mount.
-func workDir(c engine.Container) string {
+func workDir(mount string, c engine.Container) string {
 	if c.Directory == "" || c.Directory == "." {
-		return MountPath
+		return mount
 	}
-	return MountPath + "/" + c.Directory
+	return mount + "/" + c.Directory
 }
 
 func (r *Runtime) serviceObject(p engine.Project, c engine.Container, spec engine.StartSpec) *corev1.Service {

@@ -45,7 +45,7 @@ func SweeperClusterRules() []rbacv1.PolicyRule {
 // streamed out of the file-manager pod, which needs pods/exec — granted here, never cluster-wide.
 func SweeperProjectRules(s3Snapshots bool) []rbacv1.PolicyRule {
 	rules := []rbacv1.PolicyRule{
-		// Tearing a project down empties its namespace before deleting it (see emptyNamespace).
+		// Tearing a project down deletes its Deployments before its namespace (DestroyProject).
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"get", "list", "watch", "patch", "deletecollection"}},
 		// A hibernation that cannot finish starts the containers it stopped again, which
 		// applies (server-side apply is a patch) their Service and Ingress too.

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -53,7 +54,8 @@ const (
 	PVCName         = "project-storage"
 	FileManagerName = "file-manager"
 	NetworkPolicy   = "project-isolation"
-	// MountPath is where the project's storage is mounted in every pod.
+	// MountPath is where the project's storage is mounted in every pod, unless
+	// Config.MountPath says otherwise.
 	MountPath = "/app"
 	// fieldManager owns the fields sailtui applies (server-side apply).
 	fieldManager = "sailtui"
@@ -68,7 +70,11 @@ type Config struct {
 	// (default Image). Both need a POSIX sh, cat, find, stat, readlink, mkdir, rm and timeout.
 	Image            string
 	FileManagerImage string
-	ImagePullPolicy  string
+	// MountPath is where the project's storage is mounted in every pod (default MountPath).
+	// Its parent is outside the project: a test that puts a file there for the user to reach
+	// needs it writable by the pods' user, which / of an image is not.
+	MountPath       string
+	ImagePullPolicy string
 
 	AppDomain     string // default "localhost"
 	IngressClass  string // K8S_INGRESS_CLASS, default "nginx"
@@ -103,6 +109,10 @@ func (c *Config) defaults() error {
 	}
 	c.Image = cmp.Or(c.Image, "tesslate-devserver:latest")
 	c.FileManagerImage = cmp.Or(c.FileManagerImage, c.Image)
+	c.MountPath = cmp.Or(c.MountPath, MountPath)
+	if !strings.HasPrefix(c.MountPath, "/") || path.Clean(c.MountPath) != c.MountPath || c.MountPath == "/" {
+		return fmt.Errorf("kubernetes runtime: mount path %q: want an absolute, clean path below /", c.MountPath)
+	}
 	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, "IfNotPresent")
 	c.AppDomain = cmp.Or(c.AppDomain, "localhost")
 	c.IngressClass = cmp.Or(c.IngressClass, "nginx")

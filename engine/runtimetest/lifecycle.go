@@ -11,6 +11,7 @@ import (
 
 var lifecycleTests = []test{
 	{"ProjectLifecycle", testProjectLifecycle},
+	{"StartStop", testStartStop},
 	{"ServeAndStop", testServeAndStop},
 	{"StartIdempotent", testStartIdempotent},
 	{"NeverStarted", testNeverStarted},
@@ -18,14 +19,6 @@ var lifecycleTests = []test{
 	{"EmptyCommand", testEmptyCommand},
 	{"ContainerEnv", testContainerEnv},
 	{"DestroyRemovesStorage", testDestroyRemovesStorage},
-}
-
-// processFreeTests are the ones a runtime whose environment runs no process passes too.
-var processFreeTests = []test{
-	{"ProjectLifecycle", testProjectLifecycle},
-	{"NeverStarted", testNeverStarted},
-	{"EmptyCommand", testEmptyCommand},
-	{"StartStop", testStartStop},
 }
 
 // testStartStop checks the states a runtime reports without looking at what runs: a started
@@ -81,11 +74,9 @@ func testProjectLifecycle(t *testing.T, e *env) {
 	if err != nil || !exists {
 		t.Fatalf("ProjectExists after EnsureProject = %v, %v; want true, nil", exists, err)
 	}
-	if !e.h.NoProcesses {
-		files, err := e.rt.ListFiles(ctx, other, "")
-		if err != nil || len(files) != 0 {
-			t.Fatalf("ListFiles of a new project = %v, %v; want empty", files, err)
-		}
+	files, err := e.rt.ListFiles(ctx, other, "")
+	if err != nil || len(files) != 0 {
+		t.Fatalf("ListFiles of a new project = %v, %v; want empty", files, err)
 	}
 	for i := range 2 {
 		if err := e.rt.DestroyProject(ctx, other, nil); err != nil {

@@ -49,9 +49,6 @@ type Harness struct {
 	// ServeCommand is a shell command that serves the files of its working directory over
 	// HTTP on $PORT (a static file server), and runs until stopped.
 	ServeCommand string
-	// NoProcesses says the runtime's environment runs nothing (a control plane without
-	// kubelet): only the tests that need no process in it run, and ServeCommand is not used.
-	NoProcesses bool
 	// Reach, when set, turns a running container's status into the base URL this test
 	// process can fetch it at (a cluster's Ingress host may not route from the test's host,
 	// while the pod's own address does). Default: the status's URL.
@@ -65,7 +62,7 @@ type test struct {
 
 // Run runs the whole contract against h.
 func Run(t *testing.T, h Harness) {
-	if h.New == nil || (h.ServeCommand == "" && !h.NoProcesses) {
+	if h.New == nil || h.ServeCommand == "" {
 		t.Fatal("runtimetest: Harness needs New and ServeCommand")
 	}
 	groups := []struct {
@@ -76,10 +73,6 @@ func Run(t *testing.T, h Harness) {
 		{"Exec", execTests},
 		{"Files", fileTests},
 		{"Logs", logTests},
-	}
-	if h.NoProcesses {
-		groups = groups[:1]
-		groups[0].tests = processFreeTests
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,7 +185,6 @@ type node struct {
 	dir      string
 	bin      string // .tools/bin
 	cluster  *Cluster
-	procs    []*proc // containerd, kube-scheduler, kubelet
 	stops    []func()
 	env      NodeEnv
 	ports    map[string]int
@@ -447,5 +445,3 @@ func (n *node) freePorts(names ...string) error {
 	}
 	return nil
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
