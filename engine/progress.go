@@ -41,4 +41,3 @@ func withProgressFor(ctx context.Context, projectID string, op OpKind) context.C
 	}
 	return WithProgress(ctx, progressFor(ctx, projectID, op))
 }
-
