@@ -136,7 +136,11 @@ func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[st
 		}
 	}
 	for _, p := range pods.Items {
-		if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodPending {
+		if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodPending || p.Status.Phase == corev1.PodRunning) {
+			if why := crashed(&p); why != "" {
+				// Waiting out a crash loop would only delay the answer.
+				return "", "", fmt.Errorf("%s is not running in %s (%s); see its logs: %w", what, ns, why, engine.ErrBadState)
+			}
 			return "", pendingDetail(&p), nil
 		}
 	}
@@ -164,7 +168,22 @@ func containersRunning(p *corev1.Pod) bool {
 	return true
 }
 
-// pendingDetail says what a pending pod waits for: its scheduling or a container's reason.
+// crashed says how a container of the pod that has exited and is waiting to be restarted
+// ended ("" when none has).
+func crashed(p *corev1.Pod) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running != nil || cs.RestartCount == 0 {
+			continue
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil {
+			return fmt.Sprintf("exited %d times, last with code %d", cs.RestartCount, t.ExitCode)
+		}
+	}
+	return ""
+}
+
+// pendingDetail says what a pod not running yet waits for: its scheduling or a container's
+// reason (a crash loop among them: the wait then runs out and says so).
 func pendingDetail(p *corev1.Pod) string {
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
@@ -176,7 +195,7 @@ func pendingDetail(p *corev1.Pod) string {
 			return strings.TrimSpace("unschedulable: " + cond.Message)
 		}
 	}
-	return "pending"
+	return strings.ToLower(string(p.Status.Phase))
 }
 
 func (r *Runtime) fileManagerPod(ctx context.Context, p engine.Project) (string, error) {
@@ -195,14 +214,16 @@ const (
 // path relative to the project (already cleaned by CleanRel, so no ".." and not absolute). The
 // path is never part of the script text: it arrives as an argument. Symlinks are resolved in
 // the pod and anything that resolves outside the mount is refused, the same confinement
-// hostfs gives the other runtimes.
+// hostfs gives the other runtimes; the refusal comes before "not found", since what is outside
+// the file manager's own filesystem may well exist in a dev pod's.
 const fileScript = `root="$1"; shift; op="$1"; t="$root/$2"
 inside() { r=$(readlink -f "$1" 2>/dev/null) || r=; case "$r" in "$root"|"$root"/*) return 0;; esac; echo "$2 leaves the project" >&2; exit 86; }
 parent() { d=${t%/*}; while [ ! -e "$d" ] && [ "$d" != "$root" ]; do d=${d%/*}; done; inside "$d" "$2"; }
+near() { d=$t; while [ ! -e "$d" ] && [ ! -L "$d" ] && [ "$d" != "$root" ]; do d=${d%/*}; done; inside "$d" "$1"; }
 through() { if [ -L "$t" ]; then r=$(readlink -f "$t") || exit 1; inside "$r" "$1"; t=$r; fi; }
 case "$op" in
 read)
-  [ -e "$t" ] || exit 87; inside "$t" "$2"; [ -d "$t" ] && exit 88; exec cat "$t" ;;
+  near "$2"; [ -e "$t" ] || exit 87; inside "$t" "$2"; [ -d "$t" ] && exit 88; exec cat "$t" ;;
 write)
   parent x "$2"; mkdir -p "${t%/*}" || exit 1; inside "${t%/*}" "$2"
   if [ -L "$t" ] || [ -e "$t" ]; then inside "$t" "$2"; [ -d "$t" ] && exit 88; fi
@@ -219,9 +240,9 @@ commit)
 abort)
   through "$2"; rm -f "${t%/*}/$3" ;;
 delete)
-  { [ -e "$t" ] || [ -L "$t" ]; } || exit 87; parent x "$2"; exec rm -rf "$t" ;;
+  parent x "$2"; { [ -e "$t" ] || [ -L "$t" ]; } || exit 87; exec rm -rf "$t" ;;
 list)
-  [ -e "$t" ] || exit 87; inside "$t" "$2"; [ -d "$t" ] || exit 89
+  near "$2"; [ -e "$t" ] || exit 87; inside "$t" "$2"; [ -d "$t" ] || exit 89
   for f in "$t"/* "$t"/.[!.]* "$t"/..?*; do
     { [ -e "$f" ] || [ -L "$f" ]; } || continue
     m=$(stat -c '%s %Y %f' "$f") || continue

@@ -54,15 +54,16 @@ ln -s deep/a dirlink`
 	}
 }
 
-// manifest is manifestScript's output from inside the container's pod.
-func manifest(t *testing.T, eng *engine.Engine, ref, ctr string) string {
+// manifest is manifestScript's output from inside the container's pod, which must list at
+// least min entries (fillTree makes about 300).
+func manifest(t *testing.T, eng *engine.Engine, ref, ctr string, min int) string {
 	t.Helper()
 	res, err := eng.Exec(t.Context(), ref, ctr, engine.ExecRequest{Argv: []string{"sh", "-c", manifestScript}, MaxOutput: 8 << 20})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("manifest: %v, exit %d, stderr %s", err, res.ExitCode, res.Stderr)
 	}
 	out := string(res.Stdout)
-	if strings.Count(out, "\n") < 250 {
+	if strings.Count(out, "\n") < min {
 		t.Fatalf("manifest has only %d entries:\n%s", strings.Count(out, "\n"), out)
 	}
 	return out
@@ -108,7 +109,7 @@ func TestNodeDataSurvivesHibernateAndRestore(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	fillTree(t, eng, p.ID, "web")
-	before := manifest(t, eng, p.ID, "web")
+	before := manifest(t, eng, p.ID, "web", 250)
 
 	if _, err := eng.Hibernate(ctx, p.ID); err != nil {
 		t.Fatalf("hibernate: %v", err)
@@ -116,7 +117,7 @@ func TestNodeDataSurvivesHibernateAndRestore(t *testing.T) {
 	if _, err := eng.Wake(ctx, p.ID); err != nil {
 		t.Fatalf("wake: %v", err)
 	}
-	diffManifests(t, "after hibernate and wake", before, manifest(t, eng, p.ID, "web"))
+	diffManifests(t, "after hibernate and wake", before, manifest(t, eng, p.ID, "web", 250))
 
 	snap, err := eng.CreateSnapshot(ctx, p.ID, "before the change")
 	if err != nil {
@@ -128,19 +129,19 @@ func TestNodeDataSurvivesHibernateAndRestore(t *testing.T) {
 	if err := eng.DeleteFile(ctx, p.ID, "web/deep"); err != nil {
 		t.Fatal(err)
 	}
-	changed := manifest(t, eng, p.ID, "web")
+	changed := manifest(t, eng, p.ID, "web", 40)
 	res, err := eng.RestoreSnapshot(ctx, p.ID, snap.ID)
 	if err != nil {
 		t.Fatalf("restore: %v", err)
 	}
-	diffManifests(t, "after the restore", before, manifest(t, eng, p.ID, "web"))
+	diffManifests(t, "after the restore", before, manifest(t, eng, p.ID, "web", 250))
 	if res.Safety.ID == "" {
 		t.Fatalf("restore made no safety snapshot: %+v", res)
 	}
 	if _, err := eng.RestoreSnapshot(ctx, p.ID, res.Safety.ID); err != nil {
 		t.Fatalf("restore the safety snapshot: %v", err)
 	}
-	diffManifests(t, "after restoring the safety snapshot", changed, manifest(t, eng, p.ID, "web"))
+	diffManifests(t, "after restoring the safety snapshot", changed, manifest(t, eng, p.ID, "web", 40))
 }
 
 // Exec stdin arrives whole however the remote command treats its output streams, and files

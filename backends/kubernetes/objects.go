@@ -195,14 +195,14 @@ func (r *Runtime) fileManagerObject(p engine.Project) *appsv1.Deployment {
 }
 
 // devScript runs the startup command (SAILTUI_START, never spliced into the script) in the
-// container's directory: inside a tmux session when the image has tmux, so an operator can
+// container's directory (made when missing, as Docker does with a working directory): inside a tmux session when the image has tmux, so an operator can
 // attach to it, with its output copied to the pod's log; otherwise as the pod's main process.
 //
 // A tmux that cannot start (no UTF-8 locale in the image, say) does not keep the dev server
 // from running: it then runs as the main process, as without tmux. The shell waiting on the
 // session is the pod's PID 1, which ignores signals it does not trap: without the trap a stop
 // would wait out the grace period for the kill.
-const devScript = `cd "$SAILTUI_DIR" || exit 1
+const devScript = `mkdir -p "$SAILTUI_DIR" && cd "$SAILTUI_DIR" || exit 1
 if command -v tmux >/dev/null 2>&1 && tmux new-session -d -s dev '{ sh -c "$SAILTUI_START"; echo $? > /tmp/.sailtui-exit; } 2>&1 | tee -a /proc/1/fd/1' 2>/dev/null; then
   trap 'tmux kill-server 2>/dev/null; exit 143' TERM INT
   while tmux has-session -t dev 2>/dev/null; do sleep 1 & wait $!; done
