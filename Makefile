@@ -116,7 +116,7 @@ bench: deps tools
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/
-	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes$$' -benchtime 3x -timeout 20m ./backends/kubernetes/
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes(Node)?$$' -benchtime 5x -timeout 30m ./backends/kubernetes/
 
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/sailtui/sailtui/engine"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -52,6 +54,7 @@ func waitFor(ctx context.Context, client rest.Interface, resource, namespace, na
 	if namespace != "" {
 		key = namespace + "/" + name
 	}
+	reportWait(parent, resource, key)
 	pre := func(store cache.Store) (bool, error) {
 		cur, ok, err := store.GetByKey(key)
 		if err != nil {
@@ -82,6 +85,7 @@ func waitFrom(ctx context.Context, client rest.Interface, resource string, cur m
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ns, name := cur.GetNamespace(), cur.GetName()
+	reportWait(parent, resource, ns+"/"+name)
 	lw := cache.NewListWatchFromClient(client, resource, ns, fields.OneTermEqualSelector("metadata.name", name))
 	_, err := watchtools.Until(ctx, cur.GetResourceVersion(), lw, onEvent(done))
 	key := name
@@ -107,6 +111,13 @@ func onEvent(done func(obj runtime.Object) (bool, error)) watchtools.ConditionFu
 }
 
 // waitErr says why a wait ended: the caller's context, the timeout, or the watch.
+// reportWait tells the caller's progress reporter what a wait is for, before it begins.
+func reportWait(ctx context.Context, resource, key string) {
+	if report := engine.ProgressFrom(ctx); report != nil {
+		report(engine.Progress{Phase: "waiting for " + strings.TrimSuffix(resource, "s") + " " + key})
+	}
+}
+
 func waitErr(parent, ctx context.Context, err error, resource, key string, timeout time.Duration) error {
 	switch {
 	case err == nil:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -146,7 +147,7 @@ func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
 		return fmt.Errorf("scale deployment %s to 0: %w", name, err)
 	}
 	// Wait until no pod of the Deployment is left.
-	return waitFrom(ctx, r.core.AppsV1().RESTClient(), "deployments", d, r.cfg.DeleteTimeout,
+	err = waitFrom(ctx, r.core.AppsV1().RESTClient(), "deployments", d, r.cfg.DeleteTimeout,
 		func(obj runtime.Object) (bool, error) {
 			if obj == nil {
 				return true, nil
@@ -154,6 +155,33 @@ func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
 			d := obj.(*appsv1.Deployment)
 			return d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == 0, nil
 		})
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%w (pods left: %s)", err, r.podsLeft(context.WithoutCancel(ctx), d))
+	}
+	return err
+}
+
+// podsLeft names the Deployment's pods that are still there, with what holds each.
+func (r *Runtime) podsLeft(ctx context.Context, d *appsv1.Deployment) string {
+	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	if err != nil {
+		return err.Error()
+	}
+	var left []string
+	for _, p := range pods.Items {
+		s := p.Name + " " + string(p.Status.Phase)
+		if p.DeletionTimestamp != nil {
+			s += ", terminating since " + p.DeletionTimestamp.UTC().Format(time.RFC3339)
+		}
+		if len(p.Finalizers) > 0 {
+			s += ", finalizers " + strings.Join(p.Finalizers, ", ")
+		}
+		left = append(left, s)
+	}
+	if len(left) == 0 {
+		return "none visible"
+	}
+	return strings.Join(left, "; ")
 }
 
 // StopProject scales every dev Deployment of the project to zero and waits for their pods to

@@ -300,9 +300,31 @@ func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1
 			return obj == nil || obj.(*corev1.PersistentVolumeClaim).UID != pvc.UID, nil
 		})
 	if err != nil {
-		return fmt.Errorf("pvc %s still in use: %w", PVCName, err)
+		return fmt.Errorf("pvc %s still in use (%s): %w", PVCName, rt.claimBlockers(context.WithoutCancel(ctx), ns), err)
 	}
 	return nil
+}
+
+// claimBlockers says what keeps the project's PVC from going: its finalizers and the pods that
+// still mount it.
+func (r *Runtime) claimBlockers(ctx context.Context, ns string) string {
+	var why []string
+	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil && len(pvc.Finalizers) > 0 {
+		why = append(why, "finalizers "+strings.Join(pvc.Finalizers, ", "))
+	}
+	if pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+		for _, p := range pods.Items {
+			for _, v := range p.Spec.Volumes {
+				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == PVCName {
+					why = append(why, fmt.Sprintf("mounted by pod %s (%s)", p.Name, p.Status.Phase))
+				}
+			}
+		}
+	}
+	if len(why) == 0 {
+		return "nothing visible holds it"
+	}
+	return strings.Join(why, "; ")
 }
 
 // Delete removes the snapshot: its VolumeSnapshots (when their namespace still exists), the
