@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 	"github.com/sailtui/sailtui/engine/archive/offheap"
 	"github.com/sailtui/sailtui/engine/objectstoretest"
 )
@@ -261,71 +259,30 @@ func TestDescribeHidesSecrets(t *testing.T) {
 	}
 }
 
-// genReader produces size pseudo-random bytes without holding them and hashes them.
-type genReader struct {
-	rng       *rand.ChaCha8
-	size, n   int64
-	h         hash.Hash
-	afterRead func(n int64)
-}
-
-func newGen(size int64) *genReader {
-	return &genReader{rng: rand.NewChaCha8([32]byte{7}), size: size, h: sha256.New()}
-}
-
-func (g *genReader) Read(p []byte) (int, error) {
-	if g.n >= g.size {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), g.size-g.n)]
-	_, _ = g.rng.Read(p)
-	g.h.Write(p)
-	g.n += int64(len(p))
-	if g.afterRead != nil {
-		g.afterRead(g.n)
-	}
-	return len(p), nil
-}
+// newGen is a generated object of size bytes, always the same ones.
+func newGen(size int64) *archivetest.Gen { return archivetest.NewGen([32]byte{7}, size) }
 
 // heapSampler records the peak of HeapInuse plus the buffers kept outside the heap (the part
 // buffers, see package offheap) while it runs.
 type heapSampler struct {
 	base uint64
-	peak atomic.Uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop func() []uint64
 }
 
 func sampleHeap() *heapSampler {
 	runtime.GC()
 	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	h := &heapSampler{base: ms.HeapInuse + uint64(offheap.InUse()), stop: make(chan struct{})}
-	h.wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if inUse := ms.HeapInuse + uint64(offheap.InUse()); inUse > h.peak.Load() {
-				h.peak.Store(inUse)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	inUse := func() uint64 {
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse + uint64(offheap.InUse())
+	}
+	h := &heapSampler{base: inUse()}
+	h.stop = archivetest.Peak(5*time.Millisecond, 1, func(v []uint64) { v[0] = inUse() })
 	return h
 }
 
 // growth stops sampling and returns the peak growth over the baseline.
-func (h *heapSampler) growth() int64 {
-	close(h.stop)
-	h.wg.Wait()
-	return int64(h.peak.Load()) - int64(h.base)
-}
+func (h *heapSampler) growth() int64 { return int64(h.stop()[0]) - int64(h.base) }
 
 // TestLargePutBoundedMemory streams a 1 GiB generated object and checks that the memory in use
 // (heap and part buffers) grows by less than 64 MiB meanwhile (the part buffers take 15 MiB),
@@ -359,12 +316,11 @@ func TestLargePutBoundedMemory(t *testing.T) {
 		t.Fatalf("Get: %v", err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	n, sum, err := archivetest.HashAll(rc)
 	if err != nil {
 		t.Fatalf("Get: read: %v", err)
 	}
-	if n != size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+	if !gen.Matches(n, sum) {
 		t.Errorf("Get returned %d bytes that differ from what was put", n)
 	}
 }
@@ -393,7 +349,7 @@ func TestServerKilledMidUpload(t *testing.T) {
 	ctx := context.Background()
 	gen := newGen(4 << 30)
 	var once sync.Once
-	gen.afterRead = func(n int64) {
+	gen.AfterRead = func(n int64) {
 		if n >= 3*DefaultPartSize {
 			once.Do(srv.Kill)
 		}
@@ -408,8 +364,8 @@ func TestServerKilledMidUpload(t *testing.T) {
 	if d > 45*time.Second {
 		t.Errorf("Put took %v to notice the server died", d)
 	}
-	if gen.n > 8*DefaultPartSize {
-		t.Errorf("Put read %d MiB after the server died; it should stop reading", gen.n>>20)
+	if gen.N > 8*DefaultPartSize {
+		t.Errorf("Put read %d MiB after the server died; it should stop reading", gen.N>>20)
 	}
 
 	srv.Restart()
@@ -488,7 +444,7 @@ func TestCancelledMultipartPutAborts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	gen := newGen(1 << 30)
-	gen.afterRead = func(n int64) {
+	gen.AfterRead = func(n int64) {
 		if n >= 5*DefaultPartSize/2 {
 			cancel()
 		}
@@ -565,7 +521,7 @@ func TestGetResumesAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read across a restart: %v", err)
 	}
-	if n+1<<20 != gen.size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+	if n+1<<20 != gen.Size || !bytes.Equal(h.Sum(nil), gen.Sum()) {
 		t.Errorf("read %d bytes across a restart that differ from the object", n+1<<20)
 	}
 }
@@ -649,11 +605,10 @@ func TestConcurrentPuts(t *testing.T) {
 	const puts, size = 4, 40 << 20
 	heap := sampleHeap()
 	var wg sync.WaitGroup
-	gens := make([]*genReader, puts)
+	gens := make([]*archivetest.Gen, puts)
 	errs := make([]error, puts)
 	for i := range puts {
-		gens[i] = newGen(size)
-		gens[i].rng = rand.NewChaCha8([32]byte{byte(i)})
+		gens[i] = archivetest.NewGen([32]byte{byte(i)}, size)
 		wg.Go(func() { _, errs[i] = s.Put(ctx, fmt.Sprintf("c/%d", i), gens[i]) })
 	}
 	wg.Wait()
@@ -671,10 +626,9 @@ func TestConcurrentPuts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, rc)
+		n, sum, err := archivetest.HashAll(rc)
 		rc.Close()
-		if err != nil || !bytes.Equal(h.Sum(nil), gens[i].h.Sum(nil)) {
+		if err != nil || !gens[i].Matches(n, sum) {
 			t.Errorf("object %d read back differs (%v)", i, err)
 		}
 	}
