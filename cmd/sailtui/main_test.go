@@ -147,9 +147,22 @@ var (
 // owner; tweaks swap or wrap parts of the engine config.
 func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config)) *parts {
 	t.Helper()
+	return openConfig(t, testConfig(state), owner, tweaks...)
+}
+
+// testConfig is the command line's configuration of a test engine on the state directory,
+// its containers running this test binary.
+func testConfig(state string) config {
 	cfg := defaultConfig()
 	cfg.StateDir = state
 	cfg.DefaultCommand = selfCommand()
+	return cfg
+}
+
+// openConfig opens an engine in-process wired from cfg as the command line wires it, owned by
+// owner and without the crash hook, and closes it when t ends.
+func openConfig(t *testing.T, cfg config, owner string, tweaks ...func(*engine.Config)) *parts {
+	t.Helper()
 	tweaks = append([]func(*engine.Config){func(c *engine.Config) { c.Owner = owner; c.StepHook = nil }}, tweaks...)
 	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler), tweaks...)
 	if err != nil {
