@@ -75,6 +75,29 @@ func (c *cli) runIn(stdin io.Reader, env []string, args ...string) result {
 	return result{so.String(), se.String(), code}
 }
 
+// refusal is a command line the CLI must refuse: with environment env added, it exits with code
+// and its error mentions every one of wants.
+type refusal struct {
+	name  string
+	env   []string
+	args  []string
+	code  int
+	wants []string
+}
+
+// check holds r, the run of the refused command line, to the refusal.
+func (rf refusal) check(t *testing.T, r result) {
+	t.Helper()
+	if r.code != rf.code {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", r.code, rf.code, r.stdout, r.stderr)
+	}
+	for _, w := range rf.wants {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("error %q does not mention %q", r.stderr, w)
+		}
+	}
+}
+
 func (c *cli) run(args ...string) result {
 	c.t.Helper()
 	return c.runIn(nil, nil, args...)
