@@ -126,7 +126,5 @@ func TestPersistentThrottlingFails(t *testing.T) {
 	if _, err := s.Head(context.Background(), "throttled.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the failed Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }

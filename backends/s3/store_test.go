@@ -310,18 +310,23 @@ func TestLargePutBoundedMemory(t *testing.T) {
 	if growth > limit {
 		t.Errorf("memory (heap and part buffers) grew by %d MiB during a %d MiB Put (limit %d MiB)", growth>>20, size>>20, limit>>20)
 	}
+	objectstoretest.ReadBack(t, s, "big.bin", gen)
+}
 
-	rc, err := s.Get(ctx, "big.bin")
-	if err != nil {
-		t.Fatalf("Get: %v", err)
+// leaveUpload starts a multipart upload of key and leaves it, as a process that crashed would.
+func leaveUpload(t *testing.T, srv *s3test.Server, key string) {
+	t.Helper()
+	if _, err := srv.Client().CreateMultipartUpload(context.Background(),
+		&s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String(key)}); err != nil {
+		t.Fatal(err)
 	}
-	defer rc.Close()
-	n, sum, err := archivetest.HashAll(rc)
-	if err != nil {
-		t.Fatalf("Get: read: %v", err)
-	}
-	if !gen.Matches(n, sum) {
-		t.Errorf("Get returned %d bytes that differ from what was put", n)
+}
+
+// assertNoUploads checks that no multipart upload is left in the server's bucket.
+func assertNoUploads(t *testing.T, srv *s3test.Server) {
+	t.Helper()
+	if ups := multipartUploads(t, srv); len(ups) != 0 {
+		t.Errorf("multipart uploads left: %v", ups)
 	}
 }
 
@@ -411,9 +416,7 @@ func TestTooManyParts(t *testing.T) {
 	if _, err := s.Head(context.Background(), "huge.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the refused Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 	if info, err := s.Put(context.Background(), "fits.bin", newGen(2*DefaultPartSize)); err != nil || info.Size != 2*DefaultPartSize {
 		t.Fatalf("Put of exactly 2 parts = %+v, %v", info, err)
 	}
@@ -459,9 +462,7 @@ func TestCancelledMultipartPutAborts(t *testing.T) {
 	if _, err := s.Head(context.Background(), "cancelled.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the cancelled Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }
 
 // TestGetKilledServer: a Get on a dead server fails (not hangs), and so does a read whose
@@ -553,11 +554,8 @@ func TestAbortIncomplete(t *testing.T) {
 	srv := s3test.Start(t)
 	s := open(t, srv, "mine")
 	ctx := context.Background()
-	c := srv.Client()
 	for _, k := range []string{"mine/a", "mine/b/c", "theirs/a"} {
-		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String(k)}); err != nil {
-			t.Fatal(err)
-		}
+		leaveUpload(t, srv, k)
 	}
 	if n, err := s.AbortIncomplete(ctx, time.Hour); err != nil || n != 0 {
 		t.Errorf("AbortIncomplete(1h) = %d, %v; want 0 (the uploads are new)", n, err)
@@ -577,10 +575,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	srv := s3test.Start(t)
 	s := open(t, srv, "mine")
 	ctx := context.Background()
-	c := srv.Client()
-	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String("mine/p/s.tar.zst")}); err != nil {
-		t.Fatal(err)
-	}
+	leaveUpload(t, srv, "mine/p/s.tar.zst")
 	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 0 {
 		t.Errorf("RemoveLeftovers of a new upload = %+v, %v; want it kept (younger than %s)", left, err, LeftoverMinAge)
 	}
@@ -591,9 +586,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 1 {
 		t.Errorf("RemoveLeftovers = %+v, %v; want the upload aborted", left, err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }
 
 // TestConcurrentPuts runs large Puts at once: each gets its own part buffers, so they all

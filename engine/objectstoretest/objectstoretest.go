@@ -297,7 +297,12 @@ func testLargeStreamedPut(t *testing.T, s engine.ObjectStore, prefix string) {
 		t.Errorf("heap grew by %d MiB during a %d MiB Put (limit %d MiB): the object is held in memory",
 			growth>>20, LargeObjectSize>>20, MaxHeapGrowth>>20)
 	}
+	ReadBack(t, s, key, gen)
+}
 
+// ReadBack reads the object at key whole and checks it is what gen generated, every byte of it.
+func ReadBack(t *testing.T, s engine.ObjectStore, key string, gen *archivetest.Gen) {
+	t.Helper()
 	rc, err := s.Get(context.Background(), key)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
