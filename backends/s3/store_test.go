@@ -313,6 +313,21 @@ func TestLargePutBoundedMemory(t *testing.T) {
 	objectstoretest.ReadBack(t, s, "big.bin", gen)
 }
 
+// getFirstMiB starts a Get of key and reads its first MiB into w: a stream under way, for the
+// tests that break it (kill, restart, cancel). The stream is closed when t ends.
+func getFirstMiB(t *testing.T, ctx context.Context, s *Store, key string, w io.Writer) io.ReadCloser {
+	t.Helper()
+	rc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rc.Close() })
+	if _, err := io.CopyN(w, rc, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
 // leaveUpload starts a multipart upload of key and leaves it, as a process that crashed would.
 func leaveUpload(t *testing.T, srv *s3test.Server, key string) {
 	t.Helper()
@@ -474,14 +489,7 @@ func TestGetKilledServer(t *testing.T) {
 	if _, err := s.Put(ctx, "obj", newGen(64<<20)); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", io.Discard)
 	srv.Kill()
 	start := time.Now()
 	if n, err := io.Copy(io.Discard, rc); err == nil {
@@ -508,15 +516,8 @@ func TestGetResumesAcrossRestart(t *testing.T) {
 	if _, err := s.Put(ctx, "obj", gen); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
 	h := sha256.New()
-	if _, err := io.CopyN(h, rc, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", h)
 	srv.Restart()
 	n, err := io.Copy(h, rc)
 	if err != nil {
@@ -535,14 +536,7 @@ func TestGetCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", io.Discard)
 	cancel()
 	if _, err := io.Copy(io.Discard, rc); !errors.Is(err, context.Canceled) {
 		t.Errorf("read after cancel: %v; want context.Canceled", err)
