@@ -14,10 +14,7 @@ var ErrTouched = errors.New("activity after selection; left active")
 // Hibernate snapshots all of a project's storage, verifies the snapshot, and only then tears the
 // environment down (invariant 1).
 func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
-	if err := e.writable("hibernate"); err != nil {
-		return Project{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "hibernate", ref)
 	if err != nil {
 		return p, err
 	}
@@ -118,10 +115,7 @@ func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause 
 
 // Wake restores a hibernated project from its hibernation snapshot and starts its containers.
 func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
-	if err := e.writable("wake"); err != nil {
-		return Project{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "wake", ref)
 	if err != nil {
 		return p, err
 	}
@@ -216,6 +210,15 @@ func (e *Engine) readySnapshot(ctx context.Context, p Project, id string) (Snaps
 		return s, fmt.Errorf("snapshot %s is %s, not ready: %w", id, s.Status, ErrBadState)
 	}
 	return s, nil
+}
+
+// forWrite is the door of every operation that changes a project: refused on a read-only
+// engine (what names the operation), else the project ref after converge.
+func (e *Engine) forWrite(ctx context.Context, what, ref string) (Project, error) {
+	if err := e.writable(what); err != nil {
+		return Project{}, err
+	}
+	return e.converge(ctx, ref)
 }
 
 // converge finds a project and, when its operation's holder died or went silent, finishes or

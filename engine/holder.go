@@ -75,22 +75,27 @@ func (e *Engine) stale(p Project) bool {
 // winds down, and only stop ends them.
 func (e *Engine) heartbeat(ctx context.Context, projectID, opID string) (stop func()) {
 	ctx = context.WithoutCancel(ctx)
+	return keepAlive(max(e.cfg.OpTimeout/4, time.Second), func() {
+		// A failed heartbeat is not fatal here: the operation's own store writes will notice a
+		// lost hold (ErrConflict) and stop.
+		_ = e.store.Heartbeat(ctx, projectID, opID, e.now())
+	})
+}
+
+// keepAlive calls beat every d, in a goroutine of its own, until stop is called: the keep-alive of
+// a hold (an operation's heartbeat, the sweep lock). stop does not wait: a beat already due
+// or running may still happen after it.
+func keepAlive(d time.Duration, beat func()) (stop func()) {
 	done := make(chan struct{})
-	every := e.cfg.OpTimeout / 4
-	if every < time.Second {
-		every = time.Second
-	}
 	go func() {
-		t := time.NewTicker(every)
+		t := time.NewTicker(d)
 		defer t.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-t.C:
-				// A failed heartbeat is not fatal here: the operation's own store writes will
-				// notice a lost hold (ErrConflict) and stop.
-				_ = e.store.Heartbeat(ctx, projectID, opID, e.now())
+				beat()
 			}
 		}
 	}()

@@ -237,58 +237,23 @@ func TestInvariantManualLimitConcurrent(t *testing.T) {
 	}
 }
 
-// Invariant 7: the purge removes the archive behind every expired snapshot, and only those.
+// Invariant 7 (enginetest.PurgeFreesStorage) over the directory object store; cmd/sailtui runs
+// it over S3.
 func TestInvariantPurgeFreesStorage(t *testing.T) {
 	state := t.TempDir()
 	pt := openTest(t, state, "test-a")
-	ctx := context.Background()
-	p := enginetest.NewProject(t, pt.eng, "old")
-	keep := enginetest.NewProject(t, pt.eng, "kept")
-	s, err := pt.eng.CreateSnapshot(ctx, p.Slug, "to delete")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kept, err := pt.eng.CreateSnapshot(ctx, keep.Slug, "stays")
-	if err != nil {
-		t.Fatal(err)
-	}
-	objects := func() []string {
-		var out []string
-		_ = filepath.WalkDir(filepath.Join(state, "objects"), func(path string, d os.DirEntry, err error) error {
+	root := filepath.Join(state, "objects")
+	enginetest.PurgeFreesStorage(t, pt.eng, pt.store, func() []string {
+		var keys []string
+		_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
-				out = append(out, filepath.Base(path))
+				rel, _ := filepath.Rel(root, path)
+				keys = append(keys, filepath.ToSlash(rel))
 			}
 			return nil
 		})
-		return out
-	}
-	if err := pt.eng.DeleteSnapshot(ctx, p.Slug, s.ID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := pt.eng.DeleteProject(ctx, p.Slug); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(objects()); n != 3 {
-		t.Fatalf("before purge: %d objects (%v), want 3: deleted, final and kept", n, objects())
-	}
-	rep, err := pt.eng.SweepPurge(ctx, engine.SweepOptions{AsOf: time.Now().Add(29 * 24 * time.Hour)})
-	if err != nil || len(rep.Purged) != 0 {
-		t.Fatalf("purge within retention: %v %+v", err, rep)
-	}
-	rep, err = pt.eng.SweepPurge(ctx, engine.SweepOptions{AsOf: time.Now().Add(31 * 24 * time.Hour), DryRun: true})
-	if err != nil || len(rep.Purged) != 2 || len(objects()) != 3 {
-		t.Fatalf("dry-run purge: %v %+v, objects %v", err, rep, objects())
-	}
-	rep, err = pt.eng.SweepPurge(ctx, engine.SweepOptions{AsOf: time.Now().Add(31 * 24 * time.Hour)})
-	if err != nil || len(rep.Purged) != 2 || rep.FreedBytes <= 0 {
-		t.Fatalf("purge after retention: %v %+v", err, rep)
-	}
-	if got := objects(); len(got) != 1 || got[0] != kept.ID+".tar.zst" {
-		t.Fatalf("after purge the bucket holds %v, want only %s", got, kept.ID)
-	}
-	if _, err := pt.store.GetSnapshot(ctx, s.ID); !errors.Is(err, engine.ErrNotFound) {
-		t.Fatalf("purged snapshot still recorded: %v", err)
-	}
+		return keys
+	})
 }
 
 // Invariant 8 at the engine's door: hostile paths are refused and name the problem.

@@ -242,10 +242,7 @@ func (e *Engine) cloneInto(ctx context.Context, p Project, dir, url, branch stri
 
 // AddContainer adds a container to a live project, cloning its template when GitURL is set.
 func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) (Container, error) {
-	if err := e.writable("add container"); err != nil {
-		return Container{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "add container", ref)
 	if err != nil {
 		return Container{}, err
 	}
@@ -356,10 +353,7 @@ func (e *Engine) container(ctx context.Context, ref, name string) (Project, Cont
 // DeleteProject removes a project. Its storage is snapshotted first (invariant 1) and every
 // snapshot is soft-deleted: kept for the retention period, then purged.
 func (e *Engine) DeleteProject(ctx context.Context, ref string) (Project, error) {
-	if err := e.writable("delete project"); err != nil {
-		return Project{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "delete project", ref)
 	if err != nil {
 		return p, err
 	}

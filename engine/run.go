@@ -142,10 +142,7 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 // StartProject starts every container; a hibernated project is woken (restored) first.
 // Starting counts as activity.
 func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) {
-	if err := e.writable("start"); err != nil {
-		return Project{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "start", ref)
 	if err != nil {
 		return p, err
 	}
@@ -164,10 +161,7 @@ func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) 
 
 // StopProject stops every container; files stay and the project stays active.
 func (e *Engine) StopProject(ctx context.Context, ref string) (Project, error) {
-	if err := e.writable("stop"); err != nil {
-		return Project{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "stop", ref)
 	if err != nil {
 		return p, err
 	}

@@ -374,21 +374,9 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 	// when the sweep's ctx is cancelled (SIGTERM, --deadline): a lock left to expire would cost
 	// the next runs their turn.
 	bg := context.WithoutCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(ttl / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				_, _ = e.store.TryLock(bg, name, e.cfg.Owner, e.now(), ttl)
-			}
-		}
-	}()
+	stopRenew := keepAlive(ttl/3, func() { _, _ = e.store.TryLock(bg, name, e.cfg.Owner, e.now(), ttl) })
 	return func() {
-		close(done)
+		stopRenew()
 		// A store that is briefly away (a database restart) should not cost the next runs
 		// their turn until the lock expires: try a few times.
 		var err error

@@ -199,10 +199,7 @@ type RestoreResult struct {
 // RestoreSnapshot puts a project back to snapshot id. Over a live project a safety snapshot of
 // the current state is taken first, so the restore can be undone (invariant 6).
 func (e *Engine) RestoreSnapshot(ctx context.Context, ref, id string) (RestoreResult, error) {
-	if err := e.writable("restore"); err != nil {
-		return RestoreResult{}, err
-	}
-	p, err := e.converge(ctx, ref)
+	p, err := e.forWrite(ctx, "restore", ref)
 	if err != nil {
 		return RestoreResult{}, err
 	}

@@ -18,6 +18,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 	"github.com/sailtui/sailtui/theme"
 )
 
@@ -124,29 +125,18 @@ func (p *probe) key(k string, send func(tea.Msg)) {
 	send(keyPress(k))
 }
 
-// peakMemory samples the heap and what the runtime holds from the OS until stop is closed.
-func peakMemory(stop <-chan struct{}) (heap, sys *atomic.Uint64) {
-	heap, sys = new(atomic.Uint64), new(atomic.Uint64)
-	go func() {
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > heap.Load() {
-				heap.Store(ms.HeapInuse)
-			}
-			if ms.Sys > sys.Load() {
-				sys.Store(ms.Sys)
-			}
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return heap, sys
+// peakMemory samples the heap and what the runtime holds from the OS until the returned stop
+// is called, which returns their peaks.
+func peakMemory() (stop func() (heap, sys uint64)) {
+	var ms runtime.MemStats
+	stopPeak := archivetest.Peak(20*time.Millisecond, 2, func(v []uint64) {
+		runtime.ReadMemStats(&ms)
+		v[0], v[1] = ms.HeapInuse, ms.Sys
+	})
+	return func() (heap, sys uint64) {
+		p := stopPeak()
+		return p[0], p[1]
+	}
 }
 
 // peakRSS is the process's peak resident set (VmHWM) on Linux, 0 elsewhere.
@@ -181,8 +171,7 @@ func BenchmarkConsoleLogIngest(b *testing.B) {
 		// This benchmark comes first in the file so that it runs in a fresh process: peak
 		// memory is the process's, and earlier benchmarks would leave theirs behind.
 		debug.FreeOSMemory()
-		stopMem := make(chan struct{})
-		heap, sys := peakMemory(stopMem)
+		stopMem := peakMemory()
 
 		ps := genProjects(benchProjects)
 		src := newFakeSource(ps)
@@ -235,7 +224,7 @@ func BenchmarkConsoleLogIngest(b *testing.B) {
 		<-done
 		pw.Close()
 		cancel()
-		close(stopMem)
+		peakHeap, peakSys := stopMem()
 
 		var got int64
 		var dropped int
@@ -251,7 +240,7 @@ func BenchmarkConsoleLogIngest(b *testing.B) {
 		pb.mu.Unlock()
 		offered := float64(written.Load()) / elapsed.Seconds()
 		taken := float64(got) / elapsed.Seconds()
-		peakHeap, peakSys, rss := heap.Load(), sys.Load(), peakRSS()
+		rss := peakRSS()
 
 		b.ReportMetric(offered, "lines-offered/s")
 		b.ReportMetric(taken, "lines-taken/s")

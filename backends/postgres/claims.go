@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -105,10 +106,5 @@ func (s *Store) whyNotHeld(ctx context.Context, projectID string) error {
 		// Not reported as a conflict: nothing says the project is in another state.
 		return fmt.Errorf("matched no row, then could not read the project: %w", err)
 	}
-	holder := "nobody"
-	if p.OpID != "" {
-		holder = fmt.Sprintf("%s %s (owner %q)", p.OpKind, p.OpID, p.OpOwner)
-	}
-	return fmt.Errorf("%w: project is %s, held by %s, last active %s", engine.ErrConflict,
-		p.Status, holder, p.LastActivity.Format("2006-01-02T15:04:05.000000Z07:00"))
+	return sqlstore.NotHeld(p)
 }

@@ -62,16 +62,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
-// checkVersion returns the schema version of the database, refusing one newer than latest: its
-// tables may mean things this binary does not know, and writing them could corrupt its data.
+// checkVersion returns the schema version of the database, refusing one newer than latest
+// (schema.CheckVersion).
 func checkVersion(ctx context.Context, tx pgx.Tx, latest int) (int, error) {
 	var cur int
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&cur); err != nil {
+	if err := tx.QueryRow(ctx, schema.VersionQuery).Scan(&cur); err != nil {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if cur > latest {
-		return cur, fmt.Errorf("database schema version %d is newer than this sailtui supports (%d): "+
-			"it was written by a newer sailtui; upgrade sailtui or use another database", cur, latest)
-	}
-	return cur, nil
+	return cur, schema.CheckVersion(cur, latest)
 }

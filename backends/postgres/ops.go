@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -93,8 +94,8 @@ func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]eng
 // A session advisory lock would not do: it lives as long as one pooled connection, knows no
 // expiry, and the engine renews and releases the lock from other goroutines (other connections).
 func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if name == "" || owner == "" || ttl <= 0 {
-		return false, fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
+	if err := sqlstore.Lock(name, owner, ttl); err != nil {
+		return false, err
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
@@ -129,8 +130,8 @@ func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (str
 
 // TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
 func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if name == "" || from == "" || owner == "" || ttl <= 0 {
-		return false, fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+	if err := sqlstore.TakeOver(name, from, owner, ttl); err != nil {
+		return false, err
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE locks SET owner = $3, expires_at = $4 WHERE name = $1 AND owner = $2`,
 		name, from, owner, now.Add(ttl))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -37,40 +38,25 @@ func (s *Store) queryProjects(ctx context.Context, q string, args ...any) ([]eng
 
 // CreateProject inserts a project with its containers and connections in one transaction.
 func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine.Container, conns []engine.Connection) error {
-	if p.ID == "" || p.Slug == "" {
-		return fmt.Errorf("create project: %w: id and slug are required", engine.ErrBadInput)
+	p, err := sqlstore.NewProject(p)
+	if err != nil {
+		return err
 	}
-	if p.Status == "" {
-		p.Status = engine.StatusActive
-	}
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err = s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO projects (`+projectCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, p.LastActivity,
 			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat)
 		if isUnique(err) {
-			what := "id " + p.ID
-			if _, constraint := pgCode(err); constraint == "projects_live_slug" {
-				what = fmt.Sprintf("slug %q", p.Slug)
-			}
-			return fmt.Errorf("%w: %s is in use", engine.ErrExists, what)
+			_, constraint := pgCode(err)
+			return sqlstore.ProjectExists(p, constraint == "projects_live_slug")
 		}
 		if err != nil {
 			return badInput(err)
 		}
-		for _, c := range cs {
-			c.ProjectID = p.ID
-			if err := putContainer(ctx, tx, c); err != nil {
-				return fmt.Errorf("container %s: %w", c.Name, err)
-			}
-		}
-		for _, c := range conns {
-			c.ProjectID = p.ID
-			if err := putConnection(ctx, tx, c); err != nil {
-				return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
-			}
-		}
-		return nil
+		return sqlstore.PutChildren(p.ID, cs, conns,
+			func(c engine.Container) error { return putContainer(ctx, tx, c) },
+			func(c engine.Connection) error { return putConnection(ctx, tx, c) })
 	})
 	if err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -28,11 +29,9 @@ func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
 // when maxManual <= 0). A manual insert first locks its project's row, so concurrent manual
 // inserts for one project count one after another and cannot both take the last slot.
 func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
-	if snap.ID == "" || snap.ProjectID == "" {
-		return fmt.Errorf("insert snapshot: %w: id and project id are required", engine.ErrBadInput)
-	}
-	if maxManual <= 0 {
-		maxManual = engine.MaxManualSnapshots
+	maxManual, err := sqlstore.NewSnapshot(snap, maxManual)
+	if err != nil {
+		return err
 	}
 	insert := func(ctx context.Context, db execer) error {
 		_, err := db.Exec(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
@@ -48,8 +47,7 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 		}
 		return badInput(err)
 	}
-	var err error
-	if snap.Type == engine.SnapshotManual && snap.Status != engine.SnapshotDeleted {
+	if sqlstore.OnTimeline(snap) {
 		err = s.tx(ctx, func(tx pgx.Tx) error {
 			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
 				return err
@@ -83,12 +81,7 @@ func checkTimeline(ctx context.Context, tx pgx.Tx, projectID string, maxManual i
 		WHERE project_id = $1 AND type = 'manual' AND status <> 'deleted'`, projectID).Scan(&n); err != nil {
 		return fmt.Errorf("count manual snapshots: %w", err)
 	}
-	if n >= maxManual {
-		return fmt.Errorf("%w: project %s already has %d manual snapshots (the limit is %d); "+
-			"delete one (sailtui snapshot rm %s ID) or relabel/replace it",
-			engine.ErrTimelineFull, slug, n, maxManual, slug)
-	}
-	return nil
+	return sqlstore.TimelineFull(slug, n, maxManual)
 }
 
 // UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.

@@ -1,10 +1,10 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,65 +47,31 @@ func TestSeveralHandlesOneDatabase(t *testing.T) {
 	storetest.RunConcurrent(t, handles)
 }
 
-func TestReopenIsIdempotent(t *testing.T) {
-	dsn := pgtest.Start(t)
-	s := openDSN(t, dsn)
-	if err := s.CreateProject(t.Context(), engine.Project{ID: "p1", Slug: "kept"}, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
+// The migration tests of every SQL store, on a new database each. Without the advisory lock
+// some of the concurrent first opens would fail on "relation already exists".
+func TestSchema(t *testing.T) {
 	ms, err := loadMigrations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 2 {
-		s := openDSN(t, dsn)
-		if _, err := s.GetProject(t.Context(), "kept"); err != nil {
-			t.Errorf("project lost on reopen: %v", err)
+	storetest.RunSchema(t, func(t *testing.T) storetest.Schema {
+		dsn := pgtest.Start(t)
+		return storetest.Schema{
+			Open: func(ctx context.Context) (engine.Store, error) { return Open(ctx, dsn, Options{MaxConns: 2}) },
+			Versions: func(t *testing.T, s engine.Store) (n, latest int) {
+				if err := s.(*Store).pool.QueryRow(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &latest); err != nil {
+					t.Fatal(err)
+				}
+				return n, latest
+			},
+			Forge: func(t *testing.T, s engine.Store) {
+				if _, err := s.(*Store).pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, '0999_future')`); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Migrations: len(ms),
 		}
-		var n, latest int
-		if err := s.pool.QueryRow(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &latest); err != nil {
-			t.Fatal(err)
-		}
-		if n != len(ms) || latest != len(ms) {
-			t.Errorf("schema_migrations has %d rows up to %d, want %d", n, latest, len(ms))
-		}
-		_ = s.Close()
-	}
-}
-
-// Processes starting together on a new database must not migrate it twice: without the
-// advisory lock some of these would fail on "relation already exists".
-func TestConcurrentFirstOpen(t *testing.T) {
-	dsn := pgtest.Start(t)
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() {
-			s, err := Open(t.Context(), dsn, Options{MaxConns: 2})
-			if err == nil {
-				err = s.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestRefusesNewerSchema(t *testing.T) {
-	dsn := pgtest.Start(t)
-	s := openDSN(t, dsn)
-	if _, err := s.pool.Exec(t.Context(), `INSERT INTO schema_migrations (version, name) VALUES (999, '0999_future')`); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	_, err := Open(t.Context(), dsn, Options{})
-	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), "999") {
-		t.Fatalf("Open of a newer schema: err = %v, want a refusal naming version 999", err)
-	}
+	})
 }
 
 func TestOpenRejectsBadDSN(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -36,8 +37,8 @@ const beginUseQuery = `WITH touched AS (
 
 // BeginUse records a use of an active project not held by an exclusive operation.
 func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.OpKind) error {
-	if u.ID == "" || u.ProjectID == "" {
-		return fmt.Errorf("begin use: %w: id and project are required", engine.ErrBadInput)
+	if err := sqlstore.NewUse(u); err != nil {
+		return err
 	}
 	kinds := make([]string, len(exclusive))
 	for i, k := range exclusive {

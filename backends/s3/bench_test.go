@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -14,8 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,11 +48,7 @@ const s3BenchReps = 3
 // which tar | zstd writing a local file does not. The tools need sh, tar and zstd on PATH
 // (Debian packages tar and zstd).
 func BenchmarkS3Sandwich(b *testing.B) {
-	for _, tool := range []string{"sh", "tar", "zstd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			b.Fatalf("%s not found on PATH (install the Debian package %q): %v", tool, tool, err)
-		}
-	}
+	archivetest.NeedTools(b, "sh", "tar", "zstd")
 	ctx := context.Background()
 	srv := s3test.Start(b)
 	store := open(b, srv, "bench")
@@ -80,7 +73,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 	// writes.
 	run := func(what string, f func()) {
 		b.StopTimer()
-		flushDisk()
+		archivetest.FlushDisk()
 		b.StartTimer()
 		cpu0 := ownCPU()
 		start := time.Now()
@@ -236,7 +229,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 		"  runs: S3 create [%s], tar|zstd [%s], local Write [%s]; S3 restore [%s], zstd -d|tar -x [%s], local Extract [%s], tar then sync [%s]\n"+
 		"  CPU per run (median): S3 create %v + versitygw %v, tar|zstd %v, local Write %v; S3 restore %v + versitygw %v, zstd -d|tar -x %v, local Extract %v\n"+
 		"  verify read-back %v; our peak heap %.0f MiB (create %.0f, restore %.0f; archive.Write alone %.0f), Go sys %.0f MiB, RSS (VmHWM) %.0f MiB (create %.0f, restore %.0f; archive.Write alone %.0f); versitygw VmHWM %.0f MiB\n",
-		files, mib(payload), runtime.GOMAXPROCS(0), mib(size), mib(fileSize(b, theirs)), s3BenchReps,
+		files, mib(payload), runtime.GOMAXPROCS(0), mib(size), mib(archivetest.FileSize(b, theirs)), s3BenchReps,
 		ms(best("s3 create")), ms(best("tar create")), createRatio, ratio(median, "s3 create", "tar create"), ms(best("local create")), ratio(best, "s3 create", "local create"), ms(srvCreate/runs),
 		ms(best("s3 restore")), ms(best("tar restore")), restoreRatio, ratio(median, "s3 restore", "tar restore"), ms(best("local restore")), ratio(best, "s3 restore", "local restore"), ms(srvRestore/runs),
 		ms(best("s3 restore")), ms(best("tar+sync restore")), ratio(best, "s3 restore", "tar+sync restore"), ratio(median, "s3 restore", "tar+sync restore"),
@@ -308,34 +301,20 @@ func measurePeak(f func() error) (time.Duration, peakMem, error) {
 	// current RSS, which would otherwise include it.
 	debug.FreeOSMemory()
 	resetHWM()
-	var heap, sys atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		samples := []metrics.Sample{
-			{Name: "/memory/classes/heap/objects:bytes"},
-			{Name: "/memory/classes/heap/unused:bytes"},
-			{Name: "/memory/classes/total:bytes"},
-		}
-		for {
-			metrics.Read(samples)
-			heap.Store(max(heap.Load(), samples[0].Value.Uint64()+samples[1].Value.Uint64()))
-			sys.Store(max(sys.Load(), samples[2].Value.Uint64()))
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
+	samples := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/total:bytes"},
+	}
+	stop := archivetest.Peak(10*time.Millisecond, 2, func(v []uint64) {
+		metrics.Read(samples)
+		v[0], v[1] = samples[0].Value.Uint64()+samples[1].Value.Uint64(), samples[2].Value.Uint64()
 	})
 	start := time.Now()
 	err := f()
 	d := time.Since(start)
-	close(stop)
-	wg.Wait()
-	return d, peakMem{heap: heap.Load(), sys: sys.Load(), rss: vmHWM(os.Getpid())}, err
+	peak := stop()
+	return d, peakMem{heap: peak[0], sys: peak[1], rss: vmHWM(os.Getpid())}, err
 }
 
 // resetHWM restarts the kernel's peak-RSS count of this process (Linux ≥ 4.0), so VmHWM
@@ -364,22 +343,9 @@ func vmHWM(pid int) uint64 {
 	return 0
 }
 
-// flushDisk writes back dirty pages so one side's writes are not paid for by the other.
-func flushDisk() { syscall.Sync() }
-
 func runShell(b *testing.B, dir, script string) {
 	b.Helper()
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("%s: %v\n%s", script, err, out)
-	}
-}
-
-func fileSize(b *testing.B, p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
+	if err := archivetest.Shell(dir, script); err != nil {
 		b.Fatal(err)
 	}
-	return fi.Size()
 }

@@ -1,9 +1,7 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // faultProxy stands between a Store and the S3 server and answers some requests itself with an
@@ -94,9 +93,8 @@ func TestRetriesThrottlingAndServerErrors(t *testing.T) {
 		t.Fatalf("Get through a 503: %v", err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	if n, err := io.Copy(h, rc); err != nil || n != gen.size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
-		t.Fatalf("read back %d bytes (%v) that differ from the %d put", n, err, gen.size)
+	if n, sum, err := archivetest.HashAll(rc); err != nil || !gen.Matches(n, sum) {
+		t.Fatalf("read back %d bytes (%v) that differ from the %d put", n, err, gen.Size)
 	}
 	if got := proxy.faults(); len(got) != 4 {
 		t.Errorf("faults injected: %v; want one on part 2, part 3, the completion and the GET", got)
@@ -128,7 +126,5 @@ func TestPersistentThrottlingFails(t *testing.T) {
 	if _, err := s.Head(context.Background(), "throttled.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the failed Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }

@@ -7,15 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +22,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 	"github.com/sailtui/sailtui/engine/archive/offheap"
 	"github.com/sailtui/sailtui/engine/objectstoretest"
 )
@@ -261,71 +259,30 @@ func TestDescribeHidesSecrets(t *testing.T) {
 	}
 }
 
-// genReader produces size pseudo-random bytes without holding them and hashes them.
-type genReader struct {
-	rng       *rand.ChaCha8
-	size, n   int64
-	h         hash.Hash
-	afterRead func(n int64)
-}
-
-func newGen(size int64) *genReader {
-	return &genReader{rng: rand.NewChaCha8([32]byte{7}), size: size, h: sha256.New()}
-}
-
-func (g *genReader) Read(p []byte) (int, error) {
-	if g.n >= g.size {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), g.size-g.n)]
-	_, _ = g.rng.Read(p)
-	g.h.Write(p)
-	g.n += int64(len(p))
-	if g.afterRead != nil {
-		g.afterRead(g.n)
-	}
-	return len(p), nil
-}
+// newGen is a generated object of size bytes, always the same ones.
+func newGen(size int64) *archivetest.Gen { return archivetest.NewGen([32]byte{7}, size) }
 
 // heapSampler records the peak of HeapInuse plus the buffers kept outside the heap (the part
 // buffers, see package offheap) while it runs.
 type heapSampler struct {
 	base uint64
-	peak atomic.Uint64
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop func() []uint64
 }
 
 func sampleHeap() *heapSampler {
 	runtime.GC()
 	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	h := &heapSampler{base: ms.HeapInuse + uint64(offheap.InUse()), stop: make(chan struct{})}
-	h.wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		var ms runtime.MemStats
-		for {
-			runtime.ReadMemStats(&ms)
-			if inUse := ms.HeapInuse + uint64(offheap.InUse()); inUse > h.peak.Load() {
-				h.peak.Store(inUse)
-			}
-			select {
-			case <-h.stop:
-				return
-			case <-tick.C:
-			}
-		}
-	})
+	inUse := func() uint64 {
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse + uint64(offheap.InUse())
+	}
+	h := &heapSampler{base: inUse()}
+	h.stop = archivetest.Peak(5*time.Millisecond, 1, func(v []uint64) { v[0] = inUse() })
 	return h
 }
 
 // growth stops sampling and returns the peak growth over the baseline.
-func (h *heapSampler) growth() int64 {
-	close(h.stop)
-	h.wg.Wait()
-	return int64(h.peak.Load()) - int64(h.base)
-}
+func (h *heapSampler) growth() int64 { return int64(h.stop()[0]) - int64(h.base) }
 
 // TestLargePutBoundedMemory streams a 1 GiB generated object and checks that the memory in use
 // (heap and part buffers) grows by less than 64 MiB meanwhile (the part buffers take 15 MiB),
@@ -353,19 +310,38 @@ func TestLargePutBoundedMemory(t *testing.T) {
 	if growth > limit {
 		t.Errorf("memory (heap and part buffers) grew by %d MiB during a %d MiB Put (limit %d MiB)", growth>>20, size>>20, limit>>20)
 	}
+	objectstoretest.ReadBack(t, s, "big.bin", gen)
+}
 
-	rc, err := s.Get(ctx, "big.bin")
+// getFirstMiB starts a Get of key and reads its first MiB into w: a stream under way, for the
+// tests that break it (kill, restart, cancel). The stream is closed when t ends.
+func getFirstMiB(t *testing.T, ctx context.Context, s *Store, key string, w io.Writer) io.ReadCloser {
+	t.Helper()
+	rc, err := s.Get(ctx, key)
 	if err != nil {
-		t.Fatalf("Get: %v", err)
+		t.Fatal(err)
 	}
-	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
-	if err != nil {
-		t.Fatalf("Get: read: %v", err)
+	t.Cleanup(func() { _ = rc.Close() })
+	if _, err := io.CopyN(w, rc, 1<<20); err != nil {
+		t.Fatal(err)
 	}
-	if n != size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
-		t.Errorf("Get returned %d bytes that differ from what was put", n)
+	return rc
+}
+
+// leaveUpload starts a multipart upload of key and leaves it, as a process that crashed would.
+func leaveUpload(t *testing.T, srv *s3test.Server, key string) {
+	t.Helper()
+	if _, err := srv.Client().CreateMultipartUpload(context.Background(),
+		&s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String(key)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// assertNoUploads checks that no multipart upload is left in the server's bucket.
+func assertNoUploads(t *testing.T, srv *s3test.Server) {
+	t.Helper()
+	if ups := multipartUploads(t, srv); len(ups) != 0 {
+		t.Errorf("multipart uploads left: %v", ups)
 	}
 }
 
@@ -393,7 +369,7 @@ func TestServerKilledMidUpload(t *testing.T) {
 	ctx := context.Background()
 	gen := newGen(4 << 30)
 	var once sync.Once
-	gen.afterRead = func(n int64) {
+	gen.AfterRead = func(n int64) {
 		if n >= 3*DefaultPartSize {
 			once.Do(srv.Kill)
 		}
@@ -408,8 +384,8 @@ func TestServerKilledMidUpload(t *testing.T) {
 	if d > 45*time.Second {
 		t.Errorf("Put took %v to notice the server died", d)
 	}
-	if gen.n > 8*DefaultPartSize {
-		t.Errorf("Put read %d MiB after the server died; it should stop reading", gen.n>>20)
+	if gen.N > 8*DefaultPartSize {
+		t.Errorf("Put read %d MiB after the server died; it should stop reading", gen.N>>20)
 	}
 
 	srv.Restart()
@@ -455,9 +431,7 @@ func TestTooManyParts(t *testing.T) {
 	if _, err := s.Head(context.Background(), "huge.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the refused Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 	if info, err := s.Put(context.Background(), "fits.bin", newGen(2*DefaultPartSize)); err != nil || info.Size != 2*DefaultPartSize {
 		t.Fatalf("Put of exactly 2 parts = %+v, %v", info, err)
 	}
@@ -488,7 +462,7 @@ func TestCancelledMultipartPutAborts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	gen := newGen(1 << 30)
-	gen.afterRead = func(n int64) {
+	gen.AfterRead = func(n int64) {
 		if n >= 5*DefaultPartSize/2 {
 			cancel()
 		}
@@ -503,9 +477,7 @@ func TestCancelledMultipartPutAborts(t *testing.T) {
 	if _, err := s.Head(context.Background(), "cancelled.bin"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Head after the cancelled Put: %v", err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("multipart uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }
 
 // TestGetKilledServer: a Get on a dead server fails (not hangs), and so does a read whose
@@ -517,14 +489,7 @@ func TestGetKilledServer(t *testing.T) {
 	if _, err := s.Put(ctx, "obj", newGen(64<<20)); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", io.Discard)
 	srv.Kill()
 	start := time.Now()
 	if n, err := io.Copy(io.Discard, rc); err == nil {
@@ -551,21 +516,14 @@ func TestGetResumesAcrossRestart(t *testing.T) {
 	if _, err := s.Put(ctx, "obj", gen); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
 	h := sha256.New()
-	if _, err := io.CopyN(h, rc, 1<<20); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", h)
 	srv.Restart()
 	n, err := io.Copy(h, rc)
 	if err != nil {
 		t.Fatalf("read across a restart: %v", err)
 	}
-	if n+1<<20 != gen.size || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+	if n+1<<20 != gen.Size || !bytes.Equal(h.Sum(nil), gen.Sum()) {
 		t.Errorf("read %d bytes across a restart that differ from the object", n+1<<20)
 	}
 }
@@ -578,14 +536,7 @@ func TestGetCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	rc, err := s.Get(ctx, "obj")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
-	if _, err := io.ReadFull(rc, make([]byte, 1<<20)); err != nil {
-		t.Fatal(err)
-	}
+	rc := getFirstMiB(t, ctx, s, "obj", io.Discard)
 	cancel()
 	if _, err := io.Copy(io.Discard, rc); !errors.Is(err, context.Canceled) {
 		t.Errorf("read after cancel: %v; want context.Canceled", err)
@@ -597,11 +548,8 @@ func TestAbortIncomplete(t *testing.T) {
 	srv := s3test.Start(t)
 	s := open(t, srv, "mine")
 	ctx := context.Background()
-	c := srv.Client()
 	for _, k := range []string{"mine/a", "mine/b/c", "theirs/a"} {
-		if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String(k)}); err != nil {
-			t.Fatal(err)
-		}
+		leaveUpload(t, srv, k)
 	}
 	if n, err := s.AbortIncomplete(ctx, time.Hour); err != nil || n != 0 {
 		t.Errorf("AbortIncomplete(1h) = %d, %v; want 0 (the uploads are new)", n, err)
@@ -621,10 +569,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	srv := s3test.Start(t)
 	s := open(t, srv, "mine")
 	ctx := context.Background()
-	c := srv.Client()
-	if _, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String(srv.Bucket), Key: aws.String("mine/p/s.tar.zst")}); err != nil {
-		t.Fatal(err)
-	}
+	leaveUpload(t, srv, "mine/p/s.tar.zst")
 	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 0 {
 		t.Errorf("RemoveLeftovers of a new upload = %+v, %v; want it kept (younger than %s)", left, err, LeftoverMinAge)
 	}
@@ -635,9 +580,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	if left, err := s.RemoveLeftovers(ctx, time.Now().Add(time.Minute)); err != nil || left.Count != 1 {
 		t.Errorf("RemoveLeftovers = %+v, %v; want the upload aborted", left, err)
 	}
-	if ups := multipartUploads(t, srv); len(ups) != 0 {
-		t.Errorf("uploads left: %v", ups)
-	}
+	assertNoUploads(t, srv)
 }
 
 // TestConcurrentPuts runs large Puts at once: each gets its own part buffers, so they all
@@ -649,11 +592,10 @@ func TestConcurrentPuts(t *testing.T) {
 	const puts, size = 4, 40 << 20
 	heap := sampleHeap()
 	var wg sync.WaitGroup
-	gens := make([]*genReader, puts)
+	gens := make([]*archivetest.Gen, puts)
 	errs := make([]error, puts)
 	for i := range puts {
-		gens[i] = newGen(size)
-		gens[i].rng = rand.NewChaCha8([32]byte{byte(i)})
+		gens[i] = archivetest.NewGen([32]byte{byte(i)}, size)
 		wg.Go(func() { _, errs[i] = s.Put(ctx, fmt.Sprintf("c/%d", i), gens[i]) })
 	}
 	wg.Wait()
@@ -671,10 +613,9 @@ func TestConcurrentPuts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := sha256.New()
-		_, err = io.Copy(h, rc)
+		n, sum, err := archivetest.HashAll(rc)
 		rc.Close()
-		if err != nil || !bytes.Equal(h.Sum(nil), gens[i].h.Sum(nil)) {
+		if err != nil || !gens[i].Matches(n, sum) {
 			t.Errorf("object %d read back differs (%v)", i, err)
 		}
 	}

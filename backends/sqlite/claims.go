@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -39,14 +40,7 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 		q += ` AND last_activity <= ?`
 		args = append(args, toMicros(c.IdleBefore))
 	}
-	q += ` RETURNING ` + projectCols
-
-	var p engine.Project
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var err error
-		p, err = scanProject(tx.QueryRowContext(ctx, q, args...))
-		return explainUpdate(ctx, tx, projectID, err)
-	})
+	p, err := s.updateHeld(ctx, projectID, q+` RETURNING `+projectCols, args...)
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("claim project %s for %s %s: %w", projectID, c.Kind, c.OpID, err)
 	}
@@ -63,12 +57,7 @@ func whyNotHeld(ctx context.Context, tx *sql.Tx, projectID string) error {
 	if err != nil {
 		return err
 	}
-	holder := "nobody"
-	if p.OpID != "" {
-		holder = fmt.Sprintf("%s %s (owner %q)", p.OpKind, p.OpID, p.OpOwner)
-	}
-	return fmt.Errorf("%w: project is %s, held by %s, last active %s", engine.ErrConflict,
-		p.Status, holder, p.LastActivity.Format("2006-01-02T15:04:05.000000Z07:00"))
+	return sqlstore.NotHeld(p)
 }
 
 // Heartbeat refreshes the holder's heartbeat.
@@ -93,14 +82,9 @@ var errNoRow = errors.New("no row matched")
 
 // SetProjectStatus moves a held project to another status, keeping the hold.
 func (s *Store) SetProjectStatus(ctx context.Context, projectID, opID string, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
-	var p engine.Project
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var err error
-		p, err = scanProject(tx.QueryRowContext(ctx, `UPDATE projects SET status = ?, status_reason = ?, updated_at = ?
-			WHERE id = ? AND op_id = ? AND op_id <> ''
-			RETURNING `+projectCols, string(to), reason, toMicros(at), projectID, opID))
-		return explainUpdate(ctx, tx, projectID, err)
-	})
+	p, err := s.updateHeld(ctx, projectID, `UPDATE projects SET status = ?, status_reason = ?, updated_at = ?
+		WHERE id = ? AND op_id = ? AND op_id <> ''
+		RETURNING `+projectCols, string(to), reason, toMicros(at), projectID, opID)
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, opID, err)
 	}
@@ -121,16 +105,24 @@ func (s *Store) ReleaseProject(ctx context.Context, projectID string, r engine.R
 	q += ` WHERE id = ? AND op_id = ? AND op_id <> '' RETURNING ` + projectCols
 	args = append(args, projectID, r.OpID)
 
+	p, err := s.updateHeld(ctx, projectID, q, args...)
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID, err)
+	}
+	return p, nil
+}
+
+// updateHeld runs q, an UPDATE ... RETURNING projectCols of one project that matches only
+// while its conditions (status, holder) still hold, in one write transaction, and explains a
+// miss (whyNotHeld) inside that transaction, so the explanation is of the state that refused.
+func (s *Store) updateHeld(ctx context.Context, projectID, q string, args ...any) (engine.Project, error) {
 	var p engine.Project
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		p, err = scanProject(tx.QueryRowContext(ctx, q, args...))
 		return explainUpdate(ctx, tx, projectID, err)
 	})
-	if err != nil {
-		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID, err)
-	}
-	return p, nil
+	return p, err
 }
 
 // explainUpdate maps the error of an UPDATE ... RETURNING on a held project.

@@ -11,32 +11,28 @@ import (
 
 // ListContainers lists a project's containers by name.
 func (s *Store) ListContainers(ctx context.Context, projectID string) ([]engine.Container, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at
+	cs, err := queryAll(ctx, s.db, scanContainer, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at
 		FROM containers WHERE project_id = ? ORDER BY name`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", projectID, err)
 	}
-	defer rows.Close()
-	var cs []engine.Container
-	for rows.Next() {
-		var c engine.Container
-		var env string
-		var created int64
-		if err := rows.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &created); err != nil {
-			return nil, fmt.Errorf("list containers of %s: %w", projectID, err)
-		}
-		if env != "" {
-			if err := json.Unmarshal([]byte(env), &c.Env); err != nil {
-				return nil, fmt.Errorf("list containers of %s: container %s: env: %w", projectID, c.Name, err)
-			}
-		}
-		c.CreatedAt = fromMicros(created)
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list containers of %s: %w", projectID, err)
-	}
 	return cs, nil
+}
+
+func scanContainer(sc scanner) (engine.Container, error) {
+	var c engine.Container
+	var env string
+	var created int64
+	if err := sc.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &created); err != nil {
+		return engine.Container{}, err
+	}
+	if env != "" {
+		if err := json.Unmarshal([]byte(env), &c.Env); err != nil {
+			return engine.Container{}, fmt.Errorf("container %s: env: %w", c.Name, err)
+		}
+	}
+	c.CreatedAt = fromMicros(created)
+	return c, nil
 }
 
 // PutContainer inserts or replaces a container.
@@ -96,24 +92,18 @@ func (s *Store) DeleteContainer(ctx context.Context, projectID, name string) err
 
 // ListConnections lists a project's connections.
 func (s *Store) ListConnections(ctx context.Context, projectID string) ([]engine.Connection, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT project_id, from_name, to_name FROM connections
+	cs, err := queryAll(ctx, s.db, scanConnection, `SELECT project_id, from_name, to_name FROM connections
 		WHERE project_id = ? ORDER BY from_name, to_name`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list connections of %s: %w", projectID, err)
 	}
-	defer rows.Close()
-	var cs []engine.Connection
-	for rows.Next() {
-		var c engine.Connection
-		if err := rows.Scan(&c.ProjectID, &c.From, &c.To); err != nil {
-			return nil, fmt.Errorf("list connections of %s: %w", projectID, err)
-		}
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list connections of %s: %w", projectID, err)
-	}
 	return cs, nil
+}
+
+func scanConnection(sc scanner) (engine.Connection, error) {
+	var c engine.Connection
+	err := sc.Scan(&c.ProjectID, &c.From, &c.To)
+	return c, err
 }
 
 // PutConnection adds a connection; adding one that exists is not an error.

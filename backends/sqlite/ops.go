@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -80,21 +81,9 @@ func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]eng
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+opCols+` FROM operations WHERE project_id = ?
+	ops, err := queryAll(ctx, s.db, scanOp, `SELECT `+opCols+` FROM operations WHERE project_id = ?
 		ORDER BY started_at DESC, rowid DESC LIMIT ?`, projectID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
-	}
-	defer rows.Close()
-	var ops []engine.Operation
-	for rows.Next() {
-		op, err := scanOp(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
-		}
-		ops = append(ops, op)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list ops of %s: %w", projectID, err)
 	}
 	return ops, nil
@@ -103,8 +92,8 @@ func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]eng
 // TryLock takes or renews a named lock: one upsert that changes the row only when the lock is
 // free, expired or already owner's.
 func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if name == "" || owner == "" || ttl <= 0 {
-		return false, fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
+	if err := sqlstore.Lock(name, owner, ttl); err != nil {
+		return false, err
 	}
 	var ok bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
@@ -112,11 +101,7 @@ func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, 
 			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
 			WHERE locks.owner = excluded.owner OR locks.expires_at <= ?`,
 			name, owner, toMicros(now.Add(ttl)), toMicros(now))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
+		ok, err = changedOne(res, err)
 		return err
 	})
 	if err != nil {
@@ -152,18 +137,14 @@ func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (str
 
 // TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
 func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if name == "" || from == "" || owner == "" || ttl <= 0 {
-		return false, fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+	if err := sqlstore.TakeOver(name, from, owner, ttl); err != nil {
+		return false, err
 	}
 	var ok bool
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE locks SET owner = ?, expires_at = ? WHERE name = ? AND owner = ?`,
 			owner, toMicros(now.Add(ttl)), name, from)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		ok = n == 1
+		ok, err = changedOne(res, err)
 		return err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -27,59 +28,27 @@ func scanProject(sc scanner) (engine.Project, error) {
 	return p, nil
 }
 
-func scanProjects(rows *sql.Rows, err error) ([]engine.Project, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var ps []engine.Project
-	for rows.Next() {
-		p, err := scanProject(rows)
-		if err != nil {
-			return nil, err
-		}
-		ps = append(ps, p)
-	}
-	return ps, rows.Err()
-}
-
 // CreateProject inserts a project with its containers and connections in one transaction.
 func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine.Container, conns []engine.Connection) error {
-	if p.ID == "" || p.Slug == "" {
-		return fmt.Errorf("create project: %w: id and slug are required", engine.ErrBadInput)
+	p, err := sqlstore.NewProject(p)
+	if err != nil {
+		return err
 	}
-	if p.Status == "" {
-		p.Status = engine.StatusActive
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
 			p.OpOwner, toMicros(p.OpHeartbeat))
 		if isUnique(err) {
-			what := "id " + p.ID
-			if strings.Contains(err.Error(), "projects.slug") {
-				what = fmt.Sprintf("slug %q", p.Slug)
-			}
-			return fmt.Errorf("%w: %s is in use", engine.ErrExists, what)
+			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
 		if err != nil {
 			return err
 		}
-		for _, c := range cs {
-			c.ProjectID = p.ID
-			if err := putContainer(ctx, tx, c); err != nil {
-				return fmt.Errorf("container %s: %w", c.Name, err)
-			}
-		}
-		for _, c := range conns {
-			c.ProjectID = p.ID
-			if err := putConnection(ctx, tx, c); err != nil {
-				return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
-			}
-		}
-		return nil
+		return sqlstore.PutChildren(p.ID, cs, conns,
+			func(c engine.Container) error { return putContainer(ctx, tx, c) },
+			func(c engine.Connection) error { return putConnection(ctx, tx, c) })
 	})
 	if err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)
@@ -122,7 +91,7 @@ func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]eng
 		args = append(args, f.Owner)
 	}
 	q += ` ORDER BY created_at, id`
-	ps, err := scanProjects(s.db.QueryContext(ctx, q, args...))
+	ps, err := queryAll(ctx, s.db, scanProject, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list projects: %w", err)
 	}
@@ -134,10 +103,10 @@ func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit in
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
-	ps, err := scanProjects(s.db.QueryContext(ctx, `SELECT `+projectCols+` FROM projects
+	ps, err := queryAll(ctx, s.db, scanProject, `SELECT `+projectCols+` FROM projects
 		WHERE status = 'active' AND op_id = '' AND last_activity < ?
 		ORDER BY last_activity, id
-		LIMIT ?`, toMicros(idleBefore), limit))
+		LIMIT ?`, toMicros(idleBefore), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list idle projects: %w", err)
 	}
@@ -146,8 +115,8 @@ func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit in
 
 // HeldProjects lists projects held by an operation, stalest heartbeat first.
 func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
-	ps, err := scanProjects(s.db.QueryContext(ctx, `SELECT `+projectCols+` FROM projects
-		WHERE op_id <> '' ORDER BY op_heartbeat, id`))
+	ps, err := queryAll(ctx, s.db, scanProject, `SELECT `+projectCols+` FROM projects
+		WHERE op_id <> '' ORDER BY op_heartbeat, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list held projects: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -28,14 +29,12 @@ func scanSnapshot(sc scanner) (engine.Snapshot, error) {
 // when maxManual <= 0). The count and the insert share one write transaction, which SQLite runs
 // one at a time, so concurrent inserts cannot both take the last slot.
 func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
-	if snap.ID == "" || snap.ProjectID == "" {
-		return fmt.Errorf("insert snapshot: %w: id and project id are required", engine.ErrBadInput)
+	maxManual, err := sqlstore.NewSnapshot(snap, maxManual)
+	if err != nil {
+		return err
 	}
-	if maxManual <= 0 {
-		maxManual = engine.MaxManualSnapshots
-	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if snap.Type == engine.SnapshotManual && snap.Status != engine.SnapshotDeleted {
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		if sqlstore.OnTimeline(snap) {
 			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
 				return err
 			}
@@ -73,12 +72,7 @@ func checkTimeline(ctx context.Context, tx *sql.Tx, projectID string, maxManual 
 		WHERE project_id = ? AND type = 'manual' AND status <> 'deleted'`, projectID).Scan(&n); err != nil {
 		return err
 	}
-	if n >= maxManual {
-		return fmt.Errorf("%w: project %s already has %d manual snapshots (the limit is %d); "+
-			"delete one (sailtui snapshot rm %s ID) or relabel/replace it",
-			engine.ErrTimelineFull, slug, n, maxManual, slug)
-	}
-	return nil
+	return sqlstore.TimelineFull(slug, n, maxManual)
 }
 
 // UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.
@@ -135,20 +129,8 @@ func (s *Store) ListSnapshots(ctx context.Context, f engine.SnapshotFilter) ([]e
 	}
 	q += ` ORDER BY created_at, id`
 
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	out, err := queryAll(ctx, s.db, scanSnapshot, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list snapshots: %w", err)
-	}
-	defer rows.Close()
-	var out []engine.Snapshot
-	for rows.Next() {
-		snap, err := scanSnapshot(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list snapshots: %w", err)
-		}
-		out = append(out, snap)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list snapshots: %w", err)
 	}
 	return out, nil

@@ -233,3 +233,37 @@ func placeholders(n int) string {
 type scanner interface {
 	Scan(dest ...any) error
 }
+
+// queryAll runs a query and scans every row of its result with scan: the one row loop of the
+// store, what pgx.CollectRows is to the PostgreSQL store.
+func queryAll[T any](ctx context.Context, db *sql.DB, scan func(scanner) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	return collect(rows, err, scan)
+}
+
+// collect scans every row of rows with scan and closes them; err is the query's error.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// changedOne reports whether an INSERT or UPDATE changed exactly one row: a conditional write
+// that won.
+func changedOne(res sql.Result, err error) (bool, error) {
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

@@ -2,10 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sailtui/sailtui/engine"
@@ -40,69 +38,31 @@ func TestTwoHandlesOneFile(t *testing.T) {
 	storetest.RunConcurrent(t, []engine.Store{a, b})
 }
 
-func TestReopenIsIdempotent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sailtui.db")
-	s := openAt(t, path)
-	p := engine.Project{ID: "p1", Slug: "kept", Status: engine.StatusActive}
-	if err := s.CreateProject(t.Context(), p, nil, nil); err != nil {
+// The migration tests of every SQL store, on a new file each.
+func TestSchema(t *testing.T) {
+	ms, err := loadMigrations()
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	for range 2 {
-		s = openAt(t, path)
-		if _, err := s.GetProject(t.Context(), "kept"); err != nil {
-			t.Errorf("project lost on reopen: %v", err)
+	storetest.RunSchema(t, func(t *testing.T) storetest.Schema {
+		path := filepath.Join(t.TempDir(), "sailtui.db")
+		return storetest.Schema{
+			Open: func(ctx context.Context) (engine.Store, error) { return Open(ctx, path) },
+			Versions: func(t *testing.T, s engine.Store) (n, latest int) {
+				if err := s.(*Store).db.QueryRowContext(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &latest); err != nil {
+					t.Fatal(err)
+				}
+				return n, latest
+			},
+			Forge: func(t *testing.T, s engine.Store) {
+				if _, err := s.(*Store).db.ExecContext(t.Context(),
+					`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future', 0)`); err != nil {
+					t.Fatal(err)
+				}
+			},
+			Migrations: len(ms),
 		}
-		ms, err := loadMigrations()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n, max int
-		if err := s.db.QueryRowContext(t.Context(), `SELECT COUNT(*), MAX(version) FROM schema_migrations`).Scan(&n, &max); err != nil {
-			t.Fatal(err)
-		}
-		if n != len(ms) || max != len(ms) {
-			t.Errorf("schema_migrations has %d rows up to %d, want %d", n, max, len(ms))
-		}
-		_ = s.Close()
-	}
-}
-
-// Several processes starting at once on a new file must not apply a migration twice.
-func TestConcurrentFirstOpen(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "new.db")
-	var wg sync.WaitGroup
-	errs := make([]error, 8)
-	for i := range errs {
-		wg.Go(func() {
-			s, err := Open(t.Context(), path)
-			if err == nil {
-				err = s.Close()
-			}
-			errs[i] = err
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestRefusesNewerSchema(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "future.db")
-	s := openAt(t, path)
-	if _, err := s.db.ExecContext(t.Context(),
-		`INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, '0999_future', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-
-	_, err := Open(t.Context(), path)
-	if err == nil || !strings.Contains(err.Error(), "newer") || !strings.Contains(err.Error(), "999") {
-		t.Fatalf("Open of a newer schema: err = %v, want a refusal naming version 999", err)
-	}
+	})
 }
 
 func TestOpenRejectsBadPaths(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -26,8 +27,8 @@ func scanUse(sc scanner) (engine.Use, error) {
 // transaction: SQLite serialises it with every claim, so a claim either sees the use or
 // comes first and the use is refused.
 func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.OpKind) error {
-	if u.ID == "" || u.ProjectID == "" {
-		return fmt.Errorf("begin use: %w: id and project are required", engine.ErrBadInput)
+	if err := sqlstore.NewUse(u); err != nil {
+		return err
 	}
 	q := `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ? AND status = ?`
 	args := []any{toMicros(u.StartedAt), u.ProjectID, string(engine.StatusActive)}
@@ -115,20 +116,8 @@ func (s *Store) RevokeUse(ctx context.Context, useID, reason string) error {
 
 // ListUses lists a project's uses, oldest first.
 func (s *Store) ListUses(ctx context.Context, projectID string) ([]engine.Use, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+useCols+` FROM project_uses WHERE project_id = ? ORDER BY started_at, id`, projectID)
+	out, err := queryAll(ctx, s.db, scanUse, `SELECT `+useCols+` FROM project_uses WHERE project_id = ? ORDER BY started_at, id`, projectID)
 	if err != nil {
-		return nil, fmt.Errorf("list uses of project %s: %w", projectID, err)
-	}
-	defer rows.Close()
-	var out []engine.Use
-	for rows.Next() {
-		u, err := scanUse(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list uses of project %s: %w", projectID, err)
-		}
-		out = append(out, u)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list uses of project %s: %w", projectID, err)
 	}
 	return out, nil

@@ -15,13 +15,7 @@ func TestBadInput(t *testing.T) {
 	c.ok("project", "create", "solid")
 	c.ok("files", "put", "solid", "keep.txt")
 
-	cases := []struct {
-		name  string
-		env   []string
-		args  []string
-		code  int
-		wants []string
-	}{
+	cases := []refusal{
 		{"unknown project", nil, []string{"project", "wake", "nope"}, 1, []string{`project "nope" not found`, "projects ls"}},
 		{"path escape", nil, []string{"files", "get", "solid", "../sailtui.db"}, 2, []string{"../sailtui.db"}},
 		{"absolute path", nil, []string{"files", "get", "solid", "/etc/passwd"}, 2, []string{"/etc/passwd"}},
@@ -47,15 +41,7 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := c.runIn(nil, tc.env, tc.args...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tc.code, r.stderr)
-			}
-			for _, w := range tc.wants {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("error %q does not mention %q", r.stderr, w)
-				}
-			}
+			tc.check(t, c.runIn(nil, tc.env, tc.args...))
 		})
 	}
 	// A credential in a template URL never shows, even when the clone fails.

@@ -75,6 +75,18 @@ func writeDockerSource(t *testing.T) string {
 	return src
 }
 
+// assertDockerUp checks that both containers of the test project slug answer and that
+// docker-compose shows them up; when says when ("after wake"), for the message.
+func (c *cli) assertDockerUp(slug, when string) {
+	c.t.Helper()
+	cs := c.dockerContainers(slug)
+	waitHTTP(c.t, cs["app"].LocalURL, "root app")
+	waitHTTP(c.t, cs["web"].LocalURL, "web container")
+	if up := composePS(c.t, c.state, slug); len(up) != 2 {
+		c.t.Fatalf("docker-compose ps %s shows %v up, want %s-app and %s-web", when, up, slug, slug)
+	}
+}
+
 // composePS lists the project with docker-compose from the generated compose file and returns
 // the names of the containers it shows as up.
 func composePS(t *testing.T, state, slug string) []string {
@@ -168,29 +180,13 @@ func TestDockerEndToEnd(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("project directory still there after hibernate: %v", err)
 	}
-	left, err := dcli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: client.Filters{}.Add("label", "sailtui.project="+slug)})
-	if err != nil || len(left.Items) != 0 {
-		t.Fatalf("containers of %s after hibernate: %v, %v", slug, left.Items, err)
-	}
-	nets, err := dcli.NetworkList(ctx, client.NetworkListOptions{Filters: client.Filters{}.Add("label", "sailtui.project="+slug)})
-	if err != nil || len(nets.Items) != 0 {
-		t.Fatalf("networks of %s after hibernate: %v, %v", slug, nets.Items, err)
-	}
-	vols, err := dcli.VolumeList(ctx, client.VolumeListOptions{Filters: client.Filters{}.Add("label", "sailtui.project="+slug)})
-	if err != nil || len(vols.Items) != 0 {
-		t.Fatalf("volumes of %s after hibernate: %v, %v", slug, vols.Items, err)
-	}
+	assertNoDockerLeftovers(t, dcli, slug)
 
 	c.ok("project", "wake", slug)
 	if d := diffDigests(before, treeDigest(t, dir)); d != "" {
 		t.Fatalf("tree after wake differs:\n%s", d)
 	}
-	cs = c.dockerContainers(slug)
-	waitHTTP(t, cs["app"].LocalURL, "root app")
-	waitHTTP(t, cs["web"].LocalURL, "web container")
-	if up := composePS(t, c.state, slug); len(up) != 2 {
-		t.Fatalf("docker-compose ps after wake shows %v up", up)
-	}
+	c.assertDockerUp(slug, "after wake")
 	// The woken files are the containers' own again.
 	c.ok("exec", slug, "web", "--", "sh", "-c", "echo two >> note.txt")
 }
@@ -224,12 +220,7 @@ func TestDockerVolumesEndToEnd(t *testing.T) {
 
 	c.ok("project", "create", slug, "--from", src, "--owner", "tester")
 	c.ok("project", "start", slug)
-	cs := c.dockerContainers(slug)
-	waitHTTP(t, cs["app"].LocalURL, "root app")
-	waitHTTP(t, cs["web"].LocalURL, "web container")
-	if up := composePS(t, c.state, slug); len(up) != 2 {
-		t.Fatalf("docker-compose ps shows %v up, want %s-app and %s-web", up, slug, slug)
-	}
+	c.assertDockerUp(slug, "")
 	vi, err := dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{})
 	if err != nil {
 		t.Fatalf("the project's volume %s: %v", vol, err)
@@ -258,16 +249,7 @@ func TestDockerVolumesEndToEnd(t *testing.T) {
 	if _, err := dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{}); !cerrdefs.IsNotFound(err) {
 		t.Fatalf("volume %s after hibernate: %v", vol, err)
 	}
-	f := client.Filters{}.Add("label", "sailtui.project="+slug)
-	if vs, err := dcli.VolumeList(ctx, client.VolumeListOptions{Filters: f}); err != nil || len(vs.Items) != 0 {
-		t.Fatalf("volumes of %s after hibernate: %v, %v", slug, vs.Items, err)
-	}
-	if left, err := dcli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: f}); err != nil || len(left.Items) != 0 {
-		t.Fatalf("containers of %s after hibernate: %v, %v", slug, left.Items, err)
-	}
-	if nets, err := dcli.NetworkList(ctx, client.NetworkListOptions{Filters: f}); err != nil || len(nets.Items) != 0 {
-		t.Fatalf("networks of %s after hibernate: %v, %v", slug, nets.Items, err)
-	}
+	assertNoDockerLeftovers(t, dcli, slug)
 
 	c.ok("project", "wake", slug)
 	vi, err = dcli.VolumeInspect(ctx, vol, client.VolumeInspectOptions{})
@@ -277,12 +259,7 @@ func TestDockerVolumesEndToEnd(t *testing.T) {
 	if d := diffDigests(before, treeDigest(t, vi.Volume.Mountpoint)); d != "" {
 		t.Fatalf("tree after wake differs:\n%s", d)
 	}
-	cs = c.dockerContainers(slug)
-	waitHTTP(t, cs["app"].LocalURL, "root app")
-	waitHTTP(t, cs["web"].LocalURL, "web container")
-	if up := composePS(t, c.state, slug); len(up) != 2 {
-		t.Fatalf("docker-compose ps after wake shows %v up", up)
-	}
+	c.assertDockerUp(slug, "after wake")
 	c.ok("exec", slug, "web", "--", "sh", "-c", "echo two >> note.txt")
 	if got := c.ok("files", "get", slug, "web/note.txt"); got != "one\ntwo\n" {
 		t.Errorf("note after wake and append: %q", got)

@@ -75,6 +75,29 @@ func (c *cli) runIn(stdin io.Reader, env []string, args ...string) result {
 	return result{so.String(), se.String(), code}
 }
 
+// refusal is a command line the CLI must refuse: with environment env added, it exits with code
+// and its error mentions every one of wants.
+type refusal struct {
+	name  string
+	env   []string
+	args  []string
+	code  int
+	wants []string
+}
+
+// check holds r, the run of the refused command line, to the refusal.
+func (rf refusal) check(t *testing.T, r result) {
+	t.Helper()
+	if r.code != rf.code {
+		t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", r.code, rf.code, r.stdout, r.stderr)
+	}
+	for _, w := range rf.wants {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("error %q does not mention %q", r.stderr, w)
+		}
+	}
+}
+
 func (c *cli) run(args ...string) result {
 	c.t.Helper()
 	return c.runIn(nil, nil, args...)
@@ -147,9 +170,22 @@ var (
 // owner; tweaks swap or wrap parts of the engine config.
 func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config)) *parts {
 	t.Helper()
+	return openConfig(t, testConfig(state), owner, tweaks...)
+}
+
+// testConfig is the command line's configuration of a test engine on the state directory,
+// its containers running this test binary.
+func testConfig(state string) config {
 	cfg := defaultConfig()
 	cfg.StateDir = state
 	cfg.DefaultCommand = selfCommand()
+	return cfg
+}
+
+// openConfig opens an engine in-process wired from cfg as the command line wires it, owned by
+// owner and without the crash hook, and closes it when t ends.
+func openConfig(t *testing.T, cfg config, owner string, tweaks ...func(*engine.Config)) *parts {
+	t.Helper()
 	tweaks = append([]func(*engine.Config){func(c *engine.Config) { c.Owner = owner; c.StepHook = nil }}, tweaks...)
 	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler), tweaks...)
 	if err != nil {

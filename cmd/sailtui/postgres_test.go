@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,15 +20,9 @@ import (
 // openPG opens an engine on the embedded runtime with the PostgreSQL store at dsn.
 func openPG(t *testing.T, state, dsn, owner string, tweaks ...func(*engine.Config)) *parts {
 	t.Helper()
-	cfg := defaultConfig()
-	cfg.StateDir, cfg.DatabaseURL, cfg.DefaultCommand = state, dsn, selfCommand()
-	tweaks = append([]func(*engine.Config){func(c *engine.Config) { c.Owner = owner; c.StepHook = nil }}, tweaks...)
-	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler), tweaks...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.close)
-	return p
+	cfg := testConfig(state)
+	cfg.DatabaseURL = dsn
+	return openConfig(t, cfg, owner, tweaks...)
 }
 
 // Four sweeps at once over 500 idle projects on one PostgreSQL: every project hibernated exactly

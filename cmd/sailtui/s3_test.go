@@ -19,6 +19,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // s3Env points the process at a real S3 server (versitygw on loopback): with S3_BUCKET_NAME set,
@@ -264,30 +265,13 @@ func TestS3WakeMissingArchive(t *testing.T) {
 	}
 }
 
-// The purge removes the object behind every expired snapshot, checked by listing the bucket.
+// Invariant 7 (enginetest.PurgeFreesStorage) over S3: the purge removes the object behind
+// every expired snapshot, checked by listing the bucket.
 func TestS3PurgeFreesBucket(t *testing.T) {
 	srv := s3test.Start(t)
 	s3Env(t, srv)
 	pt := openTest(t, t.TempDir(), "test-s3")
-	ctx := context.Background()
-	p := newProject(t, pt.eng, "purgeable")
-	gone, err := pt.eng.CreateSnapshot(ctx, p.Slug, "goes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	stays, err := pt.eng.CreateSnapshot(ctx, p.Slug, "stays")
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, pt.eng.DeleteSnapshot(ctx, p.Slug, gone.ID))
-	rep, err := pt.eng.SweepPurge(ctx, engine.SweepOptions{AsOf: time.Now().Add(31 * 24 * time.Hour)})
-	if err != nil || len(rep.Purged) != 1 || rep.FreedBytes != gone.SizeBytes {
-		t.Fatalf("purge: %v %+v", err, rep)
-	}
-	keys := bucketKeys(t, srv)
-	if len(keys) != 1 || keys[0] != stays.Location {
-		t.Fatalf("bucket after purge: %v, want only %s", keys, stays.Location)
-	}
+	enginetest.PurgeFreesStorage(t, pt.eng, pt.store, func() []string { return bucketKeys(t, srv) })
 }
 
 // S3 credentials stay in the process that runs the engine: a container never sees them.

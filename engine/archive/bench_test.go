@@ -6,13 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,11 +25,7 @@ const benchReps = 5
 // (ours / theirs, lower is better), our peak heap and both archive sizes. It needs tar and zstd
 // on PATH (Debian packages tar and zstd).
 func BenchmarkArchiveVsTar(b *testing.B) {
-	for _, tool := range []string{"sh", "tar", "zstd"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			b.Fatalf("%s not found on PATH (install the Debian package %q): %v", tool, tool, err)
-		}
-	}
+	archivetest.NeedTools(b, "sh", "tar", "zstd")
 	ctx := context.Background()
 	work := b.TempDir()
 	src := filepath.Join(work, "tree")
@@ -50,7 +42,7 @@ func BenchmarkArchiveVsTar(b *testing.B) {
 	var peak uint64
 	run := func(what string, f func() error) {
 		b.StopTimer()
-		flushDisk()
+		archivetest.FlushDisk()
 		b.StartTimer()
 		d, p, err := measure(f)
 		if err != nil {
@@ -73,7 +65,7 @@ func BenchmarkArchiveVsTar(b *testing.B) {
 		return f.Close()
 	}
 	tarCreate := func() error {
-		return shell(src, fmt.Sprintf("tar -cf - . | zstd -1 -T0 -q -f -o %q", theirs))
+		return archivetest.Shell(src, fmt.Sprintf("tar -cf - . | zstd -1 -T0 -q -f -o %q", theirs))
 	}
 
 	b.ResetTimer()
@@ -104,7 +96,7 @@ func BenchmarkArchiveVsTar(b *testing.B) {
 				return err
 			}
 			tarExtract := func() error {
-				return shell(work, fmt.Sprintf("zstd -d -q -c %q | tar -xf - -C %q", theirs, tarOut))
+				return archivetest.Shell(work, fmt.Sprintf("zstd -d -q -c %q | tar -xf - -C %q", theirs, tarOut))
 			}
 			if oursFirst {
 				run("ours extract", oursExtract)
@@ -117,7 +109,7 @@ func BenchmarkArchiveVsTar(b *testing.B) {
 	}
 	b.StopTimer()
 
-	ourSize, tarSize := fileSize(b, ours), fileSize(b, theirs)
+	ourSize, tarSize := archivetest.FileSize(b, ours), archivetest.FileSize(b, theirs)
 	createRatio := float64(best["ours create"]) / float64(best["tar create"])
 	extractRatio := float64(best["ours extract"]) / float64(best["tar extract"])
 	b.ReportMetric(createRatio, "create_ratio")
@@ -142,48 +134,12 @@ func measure(f func() error) (time.Duration, uint64, error) {
 		{Name: "/memory/classes/heap/objects:bytes"},
 		{Name: "/memory/classes/heap/unused:bytes"},
 	}
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			metrics.Read(samples)
-			if inuse := samples[0].Value.Uint64() + samples[1].Value.Uint64(); inuse > peak.Load() {
-				peak.Store(inuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
+	stop := archivetest.Peak(5*time.Millisecond, 1, func(v []uint64) {
+		metrics.Read(samples)
+		v[0] = samples[0].Value.Uint64() + samples[1].Value.Uint64()
 	})
 	start := time.Now()
 	err := f()
 	d := time.Since(start)
-	close(stop)
-	wg.Wait()
-	return d, peak.Load(), err
-}
-
-// flushDisk writes back dirty pages so one side's writes are not paid for by the other.
-func flushDisk() { syscall.Sync() }
-
-func shell(dir, script string) error {
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %w\n%s", script, err, out)
-	}
-	return nil
-}
-
-func fileSize(b *testing.B, p string) int64 {
-	fi, err := os.Stat(p)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return fi.Size()
+	return d, stop()[0], err
 }

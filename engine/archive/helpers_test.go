@@ -3,7 +3,6 @@ package archive
 import (
 	"archive/tar"
 	"bytes"
-	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
 	"math/rand/v2"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // node describes one entry of a test tree.
@@ -109,15 +110,8 @@ type entryInfo struct {
 func scanTree(t testing.TB, root string) map[string]entryInfo {
 	t.Helper()
 	out := map[string]entryInfo{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		fi, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
+	for rel, se := range archivetest.Scan(t, root) {
+		fi := se.Info
 		e := entryInfo{perm: fi.Mode().Perm(), mtime: fi.ModTime().Unix()}
 		switch {
 		case fi.IsDir():
@@ -125,25 +119,14 @@ func scanTree(t testing.TB, root string) map[string]entryInfo {
 		case fi.Mode()&fs.ModeSymlink != 0:
 			e.kind = "symlink"
 			e.perm = 0 // symlink permissions mean nothing on Linux
-			if e.link, err = os.Readlink(p); err != nil {
-				return err
-			}
+			e.link = se.Link
 		case fi.Mode().IsRegular():
 			e.kind = "file"
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			s := sha256.Sum256(b)
-			e.sum = hex.EncodeToString(s[:])
+			e.sum = hex.EncodeToString(se.Sum[:])
 		default:
 			e.kind = "special"
 		}
-		out[filepath.ToSlash(rel)] = e
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("scan %s: %v", root, err)
+		out[rel] = e
 	}
 	return out
 }

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 func TestWriteSkipsSpecialFiles(t *testing.T) {
@@ -86,13 +88,13 @@ func TestInteropWithTarAndZstd(t *testing.T) {
 	if err := os.Mkdir(byTar, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := shell(work, fmt.Sprintf("zstd -d -q -c %q | tar -xpf - -C %q", ours, byTar)); err != nil {
+	if err := archivetest.Shell(work, fmt.Sprintf("zstd -d -q -c %q | tar -xpf - -C %q", ours, byTar)); err != nil {
 		t.Fatal(err)
 	}
 	diffTrees(t, want, scanTree(t, byTar))
 
 	theirs := filepath.Join(work, "theirs.tar.zst")
-	if err := shell(src, fmt.Sprintf("tar -cf - . | zstd -1 -T0 -q -f -o %q", theirs)); err != nil {
+	if err := archivetest.Shell(src, fmt.Sprintf("tar -cf - . | zstd -1 -T0 -q -f -o %q", theirs)); err != nil {
 		t.Fatal(err)
 	}
 	tf, err := os.Open(theirs)

@@ -6,12 +6,9 @@ package enginetest
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // ProjectDirs is where the engine's runtime keeps a project's tree on this machine.
@@ -60,36 +58,18 @@ func (Lockless) Unlock(context.Context, string, string) error { return nil }
 func TreeDigest(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, p)
-		info, err := os.Lstat(p)
-		if err != nil {
-			return err
-		}
+	for rel, e := range archivetest.Scan(t, root) {
+		info := e.Info
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			out[rel] = "link " + target
+			out[rel] = "link " + e.Link
 		case info.IsDir():
 			out[rel] = fmt.Sprintf("dir %v", info.Mode().Perm())
+		case info.Mode().IsRegular():
+			out[rel] = fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(e.Sum[:8]))
 		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(b)
-			out[rel] = fmt.Sprintf("file %v %s", info.Mode().Perm(), hex.EncodeToString(sum[:8]))
+			out[rel] = fmt.Sprintf("special %v", info.Mode())
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatalf("digest %s: %v", root, err)
 	}
 	return out
 }

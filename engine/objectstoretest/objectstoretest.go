@@ -5,12 +5,9 @@ package objectstoretest
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
-	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // LargeObjectSize is the size of the streamed object; MaxHeapGrowth is how much the heap may
@@ -269,36 +267,9 @@ func testDeepKey(t *testing.T, s engine.ObjectStore, prefix string) {
 	}
 }
 
-// genReader produces size pseudo-random bytes without holding them, hashing what it hands out.
-type genReader struct {
-	rng       *rand.ChaCha8
-	size, n   int64
-	h         hash.Hash
-	afterRead func(n int64)
-	failAt    int64
-}
-
-func newGenReader(size int64) *genReader {
-	return &genReader{rng: rand.NewChaCha8([32]byte{1, 2, 3}), size: size, h: sha256.New(), failAt: -1}
-}
-
-var errInjected = errors.New("objectstoretest: injected read error")
-
-func (g *genReader) Read(p []byte) (int, error) {
-	if g.failAt >= 0 && g.n >= g.failAt {
-		return 0, errInjected
-	}
-	if g.n >= g.size {
-		return 0, io.EOF
-	}
-	p = p[:min(int64(len(p)), g.size-g.n)]
-	_, _ = g.rng.Read(p)
-	g.h.Write(p)
-	g.n += int64(len(p))
-	if g.afterRead != nil {
-		g.afterRead(g.n)
-	}
-	return len(p), nil
+// newGenReader is a generated object of size bytes, always the same ones.
+func newGenReader(size int64) *archivetest.Gen {
+	return archivetest.NewGen([32]byte{1, 2, 3}, size)
 }
 
 func testLargeStreamedPut(t *testing.T, s engine.ObjectStore, prefix string) {
@@ -309,50 +280,39 @@ func testLargeStreamedPut(t *testing.T, s engine.ObjectStore, prefix string) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	base := ms.HeapInuse
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			var ms runtime.MemStats
-			runtime.ReadMemStats(&ms)
-			if ms.HeapInuse > peak.Load() {
-				peak.Store(ms.HeapInuse)
-			}
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-		}
+	stop := archivetest.Peak(5*time.Millisecond, 1, func(v []uint64) {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		v[0] = ms.HeapInuse
 	})
 	info, err := s.Put(context.Background(), key, gen)
-	close(stop)
-	wg.Wait()
+	peak := stop()[0]
 	if err != nil {
 		t.Fatalf("Put: %v", err)
 	}
 	if info.Size != LargeObjectSize {
 		t.Errorf("Put size = %d, want %d", info.Size, LargeObjectSize)
 	}
-	if growth := int64(peak.Load()) - int64(base); growth > MaxHeapGrowth {
+	if growth := int64(peak) - int64(base); growth > MaxHeapGrowth {
 		t.Errorf("heap grew by %d MiB during a %d MiB Put (limit %d MiB): the object is held in memory",
 			growth>>20, LargeObjectSize>>20, MaxHeapGrowth>>20)
 	}
+	ReadBack(t, s, key, gen)
+}
 
+// ReadBack reads the object at key whole and checks it is what gen generated, every byte of it.
+func ReadBack(t *testing.T, s engine.ObjectStore, key string, gen *archivetest.Gen) {
+	t.Helper()
 	rc, err := s.Get(context.Background(), key)
 	if err != nil {
 		t.Fatalf("Get: %v", err)
 	}
 	defer rc.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, rc)
+	n, sum, err := archivetest.HashAll(rc)
 	if err != nil {
 		t.Fatalf("Get: read: %v", err)
 	}
-	if n != LargeObjectSize || !bytes.Equal(h.Sum(nil), gen.h.Sum(nil)) {
+	if !gen.Matches(n, sum) {
 		t.Errorf("Get returned %d bytes that differ from what was put", n)
 	}
 }
@@ -372,7 +332,7 @@ func testCancelledPut(t *testing.T, s engine.ObjectStore, prefix string) {
 	// The reader goes on to a clean EOF after the cancellation, so only a store that watches
 	// the context notices it.
 	gen := newGenReader(8 << 20)
-	gen.afterRead = func(n int64) {
+	gen.AfterRead = func(n int64) {
 		if n >= 1<<20 {
 			cancel()
 		}
@@ -396,12 +356,12 @@ func testAlreadyCancelledPut(t *testing.T, s engine.ObjectStore, prefix string) 
 func testFailedPut(t *testing.T, s engine.ObjectStore, prefix string) {
 	key := prefix + "failed"
 	gen := newGenReader(8 << 20)
-	gen.failAt = 1 << 20
+	gen.FailAt = 1 << 20
 	info, err := s.Put(context.Background(), key, gen)
 	if err == nil {
 		t.Fatalf("Put from a failing reader succeeded: %+v", info)
 	}
-	if !errors.Is(err, errInjected) {
+	if !errors.Is(err, archivetest.ErrInjected) {
 		t.Logf("note: Put error does not wrap the reader's error: %v", err)
 	}
 	wantNoObject(t, s, prefix, key)
@@ -411,7 +371,7 @@ func testFailedOverwriteKeepsOld(t *testing.T, s engine.ObjectStore, prefix stri
 	key := prefix + "obj"
 	put(t, s, key, []byte("old contents"))
 	gen := newGenReader(4 << 20)
-	gen.failAt = 1 << 20
+	gen.FailAt = 1 << 20
 	if _, err := s.Put(context.Background(), key, gen); err == nil {
 		t.Fatal("Put from a failing reader succeeded")
 	}

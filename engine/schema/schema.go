@@ -47,3 +47,18 @@ func Load(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	return ms, nil
 }
+
+// VersionQuery reads a database's schema version from the schema_migrations table every
+// store keeps: 0 when no migration is applied yet.
+const VersionQuery = `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`
+
+// CheckVersion refuses a database whose schema version cur is newer than latest, the newest
+// this binary knows: its tables may mean things this binary does not know, and writing them
+// could corrupt its data.
+func CheckVersion(cur, latest int) error {
+	if cur > latest {
+		return fmt.Errorf("database schema version %d is newer than this sailtui supports (%d): "+
+			"it was written by a newer sailtui; upgrade sailtui or use another database", cur, latest)
+	}
+	return nil
+}

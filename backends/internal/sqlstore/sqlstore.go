@@ -1,0 +1,116 @@
+// Package sqlstore holds what the SQL stores (backends/sqlite, backends/postgres) share apart
+// from their drivers: the checks of the Store contract's inputs, the rules around the rows, and
+// the errors they refuse with, so that both refuse the same things in the same words. The SQL
+// and the driver calls stay with each store.
+package sqlstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// NewProject checks a project to create, filling in the default status (active).
+func NewProject(p engine.Project) (engine.Project, error) {
+	if p.ID == "" || p.Slug == "" {
+		return p, fmt.Errorf("create project: %w: id and slug are required", engine.ErrBadInput)
+	}
+	if p.Status == "" {
+		p.Status = engine.StatusActive
+	}
+	return p, nil
+}
+
+// ProjectExists is the refusal of a project whose id, or whose slug when slugTaken, a live
+// project already has.
+func ProjectExists(p engine.Project, slugTaken bool) error {
+	what := "id " + p.ID
+	if slugTaken {
+		what = fmt.Sprintf("slug %q", p.Slug)
+	}
+	return fmt.Errorf("%w: %s is in use", engine.ErrExists, what)
+}
+
+// PutChildren stores a new project's containers and connections with the store's own put
+// functions (inside the transaction that created the project), each bound to projectID.
+func PutChildren(projectID string, cs []engine.Container, conns []engine.Connection,
+	putContainer func(engine.Container) error, putConnection func(engine.Connection) error) error {
+	for _, c := range cs {
+		c.ProjectID = projectID
+		if err := putContainer(c); err != nil {
+			return fmt.Errorf("container %s: %w", c.Name, err)
+		}
+	}
+	for _, c := range conns {
+		c.ProjectID = projectID
+		if err := putConnection(c); err != nil {
+			return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
+		}
+	}
+	return nil
+}
+
+// NewSnapshot checks a snapshot to insert and returns the manual-snapshot limit that applies:
+// maxManual, or engine.MaxManualSnapshots when maxManual <= 0.
+func NewSnapshot(snap engine.Snapshot, maxManual int) (int, error) {
+	if snap.ID == "" || snap.ProjectID == "" {
+		return 0, fmt.Errorf("insert snapshot: %w: id and project id are required", engine.ErrBadInput)
+	}
+	if maxManual <= 0 {
+		maxManual = engine.MaxManualSnapshots
+	}
+	return maxManual, nil
+}
+
+// OnTimeline reports whether inserting snap counts against the manual-snapshot limit: a live
+// manual snapshot. The engine's own snapshots are never refused.
+func OnTimeline(snap engine.Snapshot) bool {
+	return snap.Type == engine.SnapshotManual && snap.Status != engine.SnapshotDeleted
+}
+
+// TimelineFull refuses one more manual snapshot of the project slug, which has n, when n has
+// reached maxManual; below it, nil.
+func TimelineFull(slug string, n, maxManual int) error {
+	if n < maxManual {
+		return nil
+	}
+	return fmt.Errorf("%w: project %s already has %d manual snapshots (the limit is %d); "+
+		"delete one (sailtui snapshot rm %s ID) or relabel/replace it",
+		engine.ErrTimelineFull, slug, n, maxManual, slug)
+}
+
+// Lock checks the arguments of TryLock.
+func Lock(name, owner string, ttl time.Duration) error {
+	if name == "" || owner == "" || ttl <= 0 {
+		return fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
+	}
+	return nil
+}
+
+// TakeOver checks the arguments of TakeOverLock.
+func TakeOver(name, from, owner string, ttl time.Duration) error {
+	if name == "" || from == "" || owner == "" || ttl <= 0 {
+		return fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+	}
+	return nil
+}
+
+// NotHeld explains a conditional update of project p that matched nothing although p exists:
+// it is not in the expected state (ErrConflict), with what it is instead.
+func NotHeld(p engine.Project) error {
+	holder := "nobody"
+	if p.OpID != "" {
+		holder = fmt.Sprintf("%s %s (owner %q)", p.OpKind, p.OpID, p.OpOwner)
+	}
+	return fmt.Errorf("%w: project is %s, held by %s, last active %s", engine.ErrConflict,
+		p.Status, holder, p.LastActivity.Format("2006-01-02T15:04:05.000000Z07:00"))
+}
+
+// NewUse checks a use to begin.
+func NewUse(u engine.Use) error {
+	if u.ID == "" || u.ProjectID == "" {
+		return fmt.Errorf("begin use: %w: id and project are required", engine.ErrBadInput)
+	}
+	return nil
+}
