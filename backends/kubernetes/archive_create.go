@@ -35,7 +35,14 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	if err != nil {
 		return fail(err)
 	}
-	// No storage is no snapshot (invariant 1): a missing pod is an error, never an empty archive.
+	// No storage is no snapshot (invariant 1): storage being deleted or a missing pod is an
+	// error, never an empty archive. The file manager can outlive its namespace's deletion for
+	// a while, serving a tree that is going.
+	if ok, err := a.rt.ProjectExists(ctx, p); err != nil {
+		return fail(err)
+	} else if !ok {
+		return fail(fmt.Errorf("the project's storage is gone or being deleted (hibernated?): %w", engine.ErrBadState))
+	}
 	pod, err := a.rt.fileManagerPod(ctx, p)
 	if err != nil {
 		return fail(err)

@@ -490,10 +490,11 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 	// The stream was cut by the timeout or the caller: the command may live on in the pod.
 	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer kcancel()
-	var kout bytes.Buffer
-	kcode, kerr := r.exec.run(kctx, ns, pod, "dev", []string{"sh", "-c", containerexec.KillScript, "sh", marker}, nil, &kout, &kout)
+	// Two buffers: the streams are copied by goroutines of their own.
+	var kout, kerrOut bytes.Buffer
+	kcode, kerr := r.exec.run(kctx, ns, pod, "dev", []string{"sh", "-c", containerexec.KillScript, "sh", marker}, nil, &kout, &kerrOut)
 	if kerr == nil && kcode != 0 {
-		kerr = fmt.Errorf("kill exited %d: %s", kcode, strings.TrimSpace(kout.String()))
+		kerr = fmt.Errorf("kill exited %d: %s", kcode, strings.TrimSpace(kout.String()+kerrOut.String()))
 	}
 	if ctx.Err() != nil {
 		return out.Result(-1, false), ctx.Err()

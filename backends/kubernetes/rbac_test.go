@@ -90,7 +90,7 @@ func TestSweepsRunAsSweeper(t *testing.T) {
 	if len(rep.Hibernated) != 1 || len(rep.Failed) != 0 {
 		t.Fatalf("hibernate sweep as the sweeper: %+v", rep)
 	}
-	if _, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if err := c.NamespaceGoing(ctx, ns); err != nil {
 		t.Fatalf("namespace after the sweep: %v", err)
 	}
 	// The operator wakes it and removes the hibernation snapshot; the purge, as the sweeper,

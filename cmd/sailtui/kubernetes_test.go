@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -75,7 +74,7 @@ func TestKubernetesEndToEnd(t *testing.T) {
 		t.Fatalf("manual snapshot: %+v", manual)
 	}
 	c.ok("project", "hibernate", slug)
-	if _, err := cl.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if err := cl.NamespaceGoing(ctx, ns); err != nil {
 		t.Fatalf("namespace after hibernate: %v", err)
 	}
 	contents, err := cl.Snapshots.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{})

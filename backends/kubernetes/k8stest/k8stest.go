@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -112,4 +114,20 @@ func Start(tb testing.TB) *Cluster {
 		}
 	})
 	return c
+}
+
+// NamespaceGoing reports an error unless namespace ns is gone or being deleted: what a
+// hibernation leaves, since it returns once the deletion is underway.
+func (c *Cluster) NamespaceGoing(ctx context.Context, ns string) error {
+	cur, err := c.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read namespace %s: %w", ns, err)
+	}
+	if cur.DeletionTimestamp == nil {
+		return fmt.Errorf("namespace %s is there and not being deleted", ns)
+	}
+	return nil
 }
