@@ -10,7 +10,10 @@ import (
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
+	s3store "github.com/sailtui/sailtui/backends/s3"
+	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
 )
 
 // manifestScript prints every entry under the project, sorted: path, type and mode (%f is
@@ -94,7 +97,24 @@ func diffManifests(t *testing.T, what, before, after string) {
 func TestNodeDataSurvivesHibernateAndRestore(t *testing.T) {
 	n := k8stest.StartNode(t)
 	rt := newNodeRuntime(t, n)
-	eng, err := engine.New(engine.Config{Store: newStore(t), Runtime: rt, Volumes: kubernetes.NewSnapshots(rt)})
+	dataSurvives(t, rt, kubernetes.NewSnapshots(rt))
+}
+
+// The same with K8S_USE_S3_SNAPSHOTS: tar in the real file-manager pod, versitygw as the bucket.
+func TestNodeDataSurvivesS3Archives(t *testing.T) {
+	n := k8stest.StartNode(t)
+	rt := newNodeRuntime(t, n)
+	srv := s3test.Start(t)
+	store, err := s3store.New(t.Context(), s3store.Config{Bucket: srv.Bucket, Endpoint: srv.Endpoint, Region: srv.Region,
+		PathStyle: true, Credentials: srv.Credentials()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataSurvives(t, rt, kubernetes.NewArchiveVolumes(rt, store, archive.SandwichOptions{}))
+}
+
+func dataSurvives(t *testing.T, rt *kubernetes.Runtime, vols engine.Volumes) {
+	eng, err := engine.New(engine.Config{Store: newStore(t), Runtime: rt, Volumes: vols})
 	if err != nil {
 		t.Fatal(err)
 	}
