@@ -111,6 +111,24 @@ func onEvent(done func(obj runtime.Object) (bool, error)) watchtools.ConditionFu
 }
 
 // waitErr says why a wait ended: the caller's context, the timeout, or the watch.
+// bindProgress is ctx with its reporter filling in the project and operation of reports that
+// name none (the waits below): every report of a Volumes call names them, whoever calls it.
+func bindProgress(ctx context.Context, projectID string, op engine.OpKind) context.Context {
+	fn := engine.ProgressFrom(ctx)
+	if fn == nil {
+		return ctx
+	}
+	return engine.WithProgress(ctx, func(pr engine.Progress) {
+		if pr.ProjectID == "" {
+			pr.ProjectID = projectID
+		}
+		if pr.Op == "" {
+			pr.Op = op
+		}
+		fn(pr)
+	})
+}
+
 // reportWait tells the caller's progress reporter what a wait is for, before it begins.
 func reportWait(ctx context.Context, resource, key string) {
 	if report := engine.ProgressFrom(ctx); report != nil {

@@ -25,6 +25,7 @@ import (
 // project. A failed tar (a non-zero exit included), a failed compression or a failed Put
 // leaves no object.
 func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
+	ctx = bindProgress(ctx, p.ID, snap.Type.TakenBy())
 	fail := func(err error) (engine.Snapshot, error) {
 		return snap, fmt.Errorf("archive: create snapshot %s of project %s: %w", snap.ID, p.ID, err)
 	}

@@ -2,15 +2,19 @@ package kubernetes
 
 import (
 	"archive/tar"
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/capped"
 )
 
 // Restore implements engine.Volumes. The project's storage and file manager are created when
@@ -22,6 +26,7 @@ import (
 // succeeded and the SHA-256 matches is the tree swapped in (see swapScript); otherwise the
 // extraction directory is removed and the mount is untouched.
 func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
+	ctx = bindProgress(ctx, p.ID, engine.OpRestore)
 	fail := func(err error) error {
 		return fmt.Errorf("archive: restore snapshot %s into project %s: %w", snap.ID, p.ID, err)
 	}
@@ -59,7 +64,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 			}
 			inR.CloseWithError(err)
 		})
-	ferr := filterArchive(ctx, obj.Src, inW, obj.Limits)
+	sent, ferr := filterArchive(ctx, obj.Src, inW, obj.Limits)
 	if ferr != nil {
 		inW.CloseWithError(ferr)
 		cancel()
@@ -70,6 +75,15 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 	// The filter's refusal explains the tar's failure that follows from it, not the reverse.
 	if err := obj.Verify(ctx, cmp.Or(ferr, xerr)); err != nil {
 		return fail(err)
+	}
+	// An exec's stdin can end early with exit 0 (containerd cuts it when the remote closes an
+	// output stream), and tar takes an end of input at an entry boundary for the end of the
+	// archive: count what landed before anything is swapped in.
+	if landed, err := a.countEntries(ctx, ns, pod, tok); err != nil {
+		return fail(err)
+	} else if landed < sent {
+		// More is fine: tar makes the parents an archive from elsewhere may not list.
+		return fail(fmt.Errorf("the file manager extracted %d of the archive's %d entries: the exec stream was cut short; the project is untouched, try again", landed, sent))
 	}
 	if err := a.script(ctx, ns, pod, "commit", tok); err != nil {
 		return fail(err)
@@ -95,12 +109,15 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 // included, was accepted.
 //
 // lim are the restore's limits (archive.Reader's: links anywhere, snapshot windows).
-func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archive.Limits) error {
+func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archive.Limits) (entries int, err error) {
 	rules := archive.Rules{Track: true, HardLinks: true, Skip: reservedTopName}
 	tw := tar.NewWriter(dst)
 	var dirs []*tar.Header
-	err := archive.Filter(ctx, src, lim, rules, func(e archive.Entry, data io.Reader) error {
+	err = archive.Filter(ctx, src, lim, rules, func(e archive.Entry, data io.Reader) error {
 		out := &tar.Header{Name: e.Name, Mode: int64(e.Mode), ModTime: e.ModTime.Truncate(time.Second), Format: tar.FormatGNU}
+		if e.Name != "" {
+			entries++
+		}
 		switch e.Type {
 		case tar.TypeDir:
 			if e.Name == "" {
@@ -127,12 +144,32 @@ func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archiv
 		return fmt.Errorf("entry type %q not restored: %w", e.Type, engine.ErrBadPath)
 	})
 	if err != nil {
-		return err
+		return entries, err
 	}
 	for i := len(dirs) - 1; i >= 0; i-- {
 		if err := tw.WriteHeader(dirs[i]); err != nil {
-			return err
+			return entries, err
 		}
 	}
-	return tw.Close()
+	return entries, tw.Close()
+}
+
+// countEntries counts the paths under the restore's extraction directory in the pod.
+func (a *ArchiveVolumes) countEntries(ctx context.Context, ns, pod, tok string) (int, error) {
+	var out bytes.Buffer
+	var stderr capped.Buffer
+	stderr.Max = 4096
+	dir := a.rt.cfg.MountPath + "/" + restoreDirPrefix + tok
+	code, err := a.rt.exec.run(ctx, ns, pod, FileManagerName, []string{"sh", "-c", `cd "$1" && find . -mindepth 1 | wc -l`, "sh", dir}, nil, &out, &stderr)
+	if err == nil && code != 0 {
+		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("count the extracted entries in the file manager: %w", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(out.String()))
+	if err != nil {
+		return 0, fmt.Errorf("count the extracted entries in the file manager: %q: %w", out.String(), err)
+	}
+	return n, nil
 }

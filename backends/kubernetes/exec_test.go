@@ -60,8 +60,8 @@ func (h *hostExecutor) run(ctx context.Context, ns, pod, container string, argv 
 	return 0, err
 }
 
-// fakeRuntime is a Runtime on client-go's fake clientset with a running file-manager pod and
-// a dev pod, and h as its executor.
+// fakeRuntime is a Runtime on client-go's fake clientset with the project's namespace and
+// PVC, a running file-manager pod and a dev pod, and h as its executor.
 func fakeRuntime(t *testing.T, h executor) (*Runtime, engine.Project, engine.Container) {
 	t.Helper()
 	p := engine.Project{ID: "p1", Slug: "demo", Owner: "o"}
@@ -76,6 +76,8 @@ func fakeRuntime(t *testing.T, h executor) (*Runtime, engine.Project, engine.Con
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	}
 	r.core = fake.NewClientset(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace(p)}},
+		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: PVCName, Namespace: r.Namespace(p)}},
 		pod("fm-1", projectLabels(p, ComponentFileManager)),
 		pod("dev-web-1", containerLabels(p, c)),
 	)

@@ -76,6 +76,7 @@ func (s *Snapshots) snapshotLabels(p engine.Project, id string) map[string]strin
 // made). It does not wait: WaitReady does. A missing PVC is ErrNotFound (invariant 1: no
 // storage is no snapshot), not a VolumeSnapshot that could never become ready.
 func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
+	ctx = bindProgress(ctx, p.ID, snap.Type.TakenBy())
 	rt := s.rt
 	ns := rt.Namespace(p)
 	pvc := PVCName
@@ -188,6 +189,7 @@ func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, polic
 // still in the project's namespace, else a new one bound to a pre-provisioned content. The
 // old PVC (and the pods that mount it) are removed only once that VolumeSnapshot is ready.
 func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
+	ctx = bindProgress(ctx, p.ID, engine.OpRestore)
 	rt := s.rt
 	loc, err := parseLocation(snap)
 	if err != nil {
