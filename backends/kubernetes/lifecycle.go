@@ -347,6 +347,15 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engi
 	if err := r.core.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("destroy %s: delete deployments in %s: %w", p.Slug, ns, err)
 	}
+	// What still runs is the idle file manager (the engine stopped the containers and holds
+	// the project: nothing is in flight) or pods whose writes are past the snapshot. Their grace
+	// period would hold the namespace controller that long (it waits a pod's grace period before
+	// it looks again), and so the next wake of the project.
+	grace := int64(1)
+	// A sweeper bound by older manifests may not: the namespace then only goes slower.
+	if err := r.core.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+		return fmt.Errorf("destroy %s: delete pods in %s: %w", p.Slug, ns, err)
+	}
 	uid := cur.UID
 	err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {

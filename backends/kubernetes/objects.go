@@ -245,8 +245,10 @@ func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.St
 		WorkingDir: r.cfg.MountPath,
 		Env:        envVars,
 		Ports:      []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}},
-		// Dev servers compile before they listen: up to 10 minutes to start, then checked.
-		StartupProbe:   probe(0, 5, 120),
+		// Dev servers compile before they listen: up to 10 minutes to start, then checked. A
+		// TCP connect each second while starting costs nothing and makes a started server
+		// ready within a second instead of five.
+		StartupProbe:   probe(0, 1, 600),
 		ReadinessProbe: probe(0, 5, 3),
 		LivenessProbe:  probe(0, 20, 6),
 		Resources: corev1.ResourceRequirements{

@@ -52,6 +52,8 @@ func SweeperProjectRules(s3Snapshots bool) []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "delete"}},
+		// The teardown's pods go with a short grace period, so the namespace goes fast.
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"deletecollection"}},
 		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "list", "watch", "create", "delete", "deletecollection"}},
 	}
 	if s3Snapshots {
