@@ -2,6 +2,7 @@ package kubernetes_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
@@ -113,21 +114,29 @@ func TestNodeDataSurvivesS3Archives(t *testing.T) {
 	dataSurvives(t, rt, kubernetes.NewArchiveVolumes(rt, store, archive.SandwichOptions{}))
 }
 
-func dataSurvives(t *testing.T, rt *kubernetes.Runtime, vols engine.Volumes) {
+// startedProject is an engine over rt and vols with a started project of one container, web,
+// serving its directory; the project is deleted when t ends.
+func startedProject(t *testing.T, rt *kubernetes.Runtime, vols engine.Volumes, name string) (*engine.Engine, engine.Project) {
+	t.Helper()
 	eng, err := engine.New(engine.Config{Store: newStore(t), Runtime: rt, Volumes: vols})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	p, err := eng.CreateProject(ctx, engine.CreateRequest{Name: "Data Survives", Owner: "alice@example.com",
+	p, err := eng.CreateProject(t.Context(), engine.CreateRequest{Name: name, Owner: "alice@example.com",
 		Containers: []engine.ContainerSpec{{Name: "web", Directory: "web", Port: 8080, Command: serveCommand}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = eng.DeleteProject(t.Context(), p.ID) })
-	if _, err := eng.StartProject(ctx, p.ID); err != nil {
+	t.Cleanup(func() { _, _ = eng.DeleteProject(context.WithoutCancel(t.Context()), p.ID) })
+	if _, err := eng.StartProject(t.Context(), p.ID); err != nil {
 		t.Fatalf("start: %v", err)
 	}
+	return eng, p
+}
+
+func dataSurvives(t *testing.T, rt *kubernetes.Runtime, vols engine.Volumes) {
+	eng, p := startedProject(t, rt, vols, "Data Survives")
+	ctx := t.Context()
 	fillTree(t, eng, p.ID, "web")
 	before := manifest(t, eng, p.ID, "web", 250)
 
@@ -169,20 +178,8 @@ func dataSurvives(t *testing.T, rt *kubernetes.Runtime, vols engine.Volumes) {
 func TestNodeWritesArriveWhole(t *testing.T) {
 	n := k8stest.StartNode(t)
 	rt := newNodeRuntime(t, n)
-	eng, err := engine.New(engine.Config{Store: newStore(t), Runtime: rt, Volumes: kubernetes.NewSnapshots(rt)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	eng, p := startedProject(t, rt, kubernetes.NewSnapshots(rt), "Whole Writes")
 	ctx := t.Context()
-	p, err := eng.CreateProject(ctx, engine.CreateRequest{Name: "Whole Writes", Owner: "o",
-		Containers: []engine.ContainerSpec{{Name: "web", Directory: "web", Port: 8080, Command: serveCommand}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = eng.DeleteProject(t.Context(), p.ID) })
-	if _, err := eng.StartProject(ctx, p.ID); err != nil {
-		t.Fatalf("start: %v", err)
-	}
 	for _, size := range []int{1 << 20, 16 << 20, 64 << 20} {
 		body := make([]byte, size)
 		_, _ = rand.Read(body)
