@@ -86,25 +86,37 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
+	if ins != nil {
+		// Before anything else is done for it: a container of another project is not touched.
+		if err := r.owns(p, ins); err != nil {
+			return engine.ContainerStatus{}, err
+		}
+	}
+	// The network (and the router's connection to it) first, whatever state the container is
+	// in: a start converges the environment, and a running container may have lost its network
+	// behind sailtui's back (disconnected, the network removed by hand).
+	netID, err := r.ensureNetwork(ctx, p)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
 	// A pause left by a sailtui that died mid-snapshot would read as running and be left alone.
 	ins, paused, err := r.settlePause(ctx, p, name, ins)
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
 	if ins != nil {
-		if err := r.owns(p, ins); err != nil {
-			return engine.ContainerStatus{}, err
-		}
 		if ins.State != nil && ins.State.Running {
+			if err := r.ensureAttached(ctx, ins, netID, c.Name); err != nil {
+				return engine.ContainerStatus{}, err
+			}
+			if ins, err = r.inspect(ctx, name); err != nil || ins == nil {
+				return engine.ContainerStatus{}, fmt.Errorf("container %s vanished while it was being reattached: %w", name, err)
+			}
 			return r.statusPaused(p, c, ins, paused), nil
 		}
 		if err := r.remove(ctx, ins.ID); err != nil {
 			return engine.ContainerStatus{}, err
 		}
-	}
-	netID, err := r.ensureNetwork(ctx, p)
-	if err != nil {
-		return engine.ContainerStatus{}, err
 	}
 	svc, err := r.service(p, c, spec, dir, work)
 	if err != nil {
@@ -132,6 +144,29 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 		return engine.ContainerStatus{}, err
 	}
 	return r.status(p, c, ins), nil
+}
+
+// ensureAttached connects a running container to the project network netID, under its
+// container name as the other containers of the project reach it, unless it is on it already.
+// It is then on no stale network of the project's name either: a network that was removed and
+// made again has a new id, and the old endpoint would only shadow the new one.
+func (r *Runtime) ensureAttached(ctx context.Context, ins *container.InspectResponse, netID, alias string) error {
+	if ins.NetworkSettings != nil {
+		for _, ep := range ins.NetworkSettings.Networks {
+			if ep != nil && ep.NetworkID == netID {
+				return nil
+			}
+		}
+	}
+	name := strings.TrimPrefix(ins.Name, "/")
+	_, err := r.cli.NetworkConnect(ctx, netID, client.NetworkConnectOptions{
+		Container:      ins.ID,
+		EndpointConfig: &network.EndpointSettings{Aliases: []string{alias}},
+	})
+	if err != nil && !cerrdefs.IsConflict(err) && !strings.Contains(err.Error(), "already exists") {
+		return fmt.Errorf("reconnect container %s to its project network: %w", name, err)
+	}
+	return nil
 }
 
 // service resolves what container c is created from.

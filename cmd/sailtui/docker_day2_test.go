@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+
+	"github.com/sailtui/sailtui/backends/docker/dockertest"
+)
+
+// The docker mode as operators meet it on day two (issue 20): things changed behind sailtui's
+// back.
+
+// dockerPrefix is the network prefix dockerCLI gave c, and the test token inside it.
+func dockerPrefix(t *testing.T, c *cli) (prefix, tok string) {
+	t.Helper()
+	for _, kv := range c.env {
+		if v, ok := strings.CutPrefix(kv, "SAILTUI_DOCKER_NETWORK_PREFIX="); ok {
+			return v, strings.TrimPrefix(v, "sailtui-")
+		}
+	}
+	t.Fatal("no network prefix in the cli's environment")
+	return "", ""
+}
+
+// sleeper starts a container of the test image that only sleeps, labelled with the test's token
+// (its cleanup removes it) and labels.
+func sleeper(t *testing.T, dcli *client.Client, img, name, tok string, labels map[string]string) string {
+	t.Helper()
+	ctx := t.Context()
+	l := map[string]string{dockertest.Label: tok}
+	for k, v := range labels {
+		l[k] = v
+	}
+	res, err := dcli.ContainerCreate(ctx, client.ContainerCreateOptions{
+		Name:   name,
+		Config: &container.Config{Image: img, User: "1000:1000", Entrypoint: []string{"sleep", "3600"}, Labels: l},
+	})
+	if err != nil {
+		t.Fatalf("create %s: %v", name, err)
+	}
+	// Removed before the project cleanups registered earlier run: a container on a project
+	// network would keep that network from being removed.
+	t.Cleanup(func() {
+		_, _ = dcli.ContainerRemove(context.Background(), res.ID, client.ContainerRemoveOptions{Force: true})
+	})
+	if _, err := dcli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	return res.ID
+}
+
+// networksOf names the networks a container is on.
+func networksOf(t *testing.T, dcli *client.Client, name string) []string {
+	t.Helper()
+	ins, err := dcli.ContainerInspect(t.Context(), name, client.ContainerInspectOptions{})
+	if err != nil {
+		t.Fatalf("inspect %s: %v", name, err)
+	}
+	var out []string
+	for n := range ins.Container.NetworkSettings.Networks {
+		out = append(out, n)
+	}
+	return out
+}
+
+func onNetwork(t *testing.T, dcli *client.Client, name, network string) bool {
+	t.Helper()
+	for _, n := range networksOf(t, dcli, name) {
+		if n == network {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDockerStartReconciles (issue 20, item 1): after the project network was removed by hand
+// (its running containers and the router disconnected first, as docker requires), start brings
+// back the network, every container's place on it (under its name) and the router's connection.
+func TestDockerStartReconciles(t *testing.T) {
+	slug := "recon-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	prefix, tok := dockerPrefix(t, c)
+	img := dockertest.Image(t, dcli)
+	router := "router-" + tok
+	sleeper(t, dcli, img, router, tok, nil)
+	c.env = append(c.env, "SAILTUI_TRAEFIK_CONTAINER="+router)
+	ctx := t.Context()
+
+	c.ok("project", "create", slug, "--from", writeDockerSource(t), "--owner", "tester")
+	c.ok("project", "start", slug)
+	net := prefix + "-" + slug
+	members := []string{slug + "-app", slug + "-web", router}
+	for _, m := range members {
+		if !onNetwork(t, dcli, m, net) {
+			t.Fatalf("%s is not on %s after start: %v", m, net, networksOf(t, dcli, m))
+		}
+	}
+
+	// Behind sailtui's back: everything off the network, and the network gone.
+	for _, m := range members {
+		if _, err := dcli.NetworkDisconnect(ctx, net, client.NetworkDisconnectOptions{Container: m, Force: true}); err != nil {
+			t.Fatalf("disconnect %s: %v", m, err)
+		}
+	}
+	if _, err := dcli.NetworkRemove(ctx, net, client.NetworkRemoveOptions{}); err != nil {
+		t.Fatalf("remove network %s: %v", net, err)
+	}
+
+	c.ok("project", "start", slug)
+	if _, err := dcli.NetworkInspect(ctx, net, client.NetworkInspectOptions{}); err != nil {
+		t.Fatalf("network %s after start: %v", net, err)
+	}
+	for _, m := range members {
+		if !onNetwork(t, dcli, m, net) {
+			t.Errorf("%s is not on %s after the second start: %v", m, net, networksOf(t, dcli, m))
+		}
+	}
+	// The containers reach each other by name again.
+	if r := c.run("exec", slug, "app", "--", "sh", "-c", dockertest.Fetch, "sh", "web", "5173", "/"); r.code != 0 || !strings.Contains(r.stdout, "web container") {
+		t.Errorf("app cannot reach web by name after start: %+v", r)
+	}
+	for name, x := range c.dockerContainers(slug) {
+		if x.Status != "running" {
+			t.Errorf("%s after start: %+v", name, x)
+		}
+	}
+}
