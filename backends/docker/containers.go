@@ -330,12 +330,24 @@ func (r *Runtime) inspect(ctx context.Context, name string) (*container.InspectR
 
 // owns refuses a container of the right name that belongs to another project (one of another
 // sailtui, or a deleted project whose slug was taken again).
+//
+// The message never advises removing that container: its labels say it is not this project's,
+// so it may be another project's live one. It says whose it is, as far as the labels tell.
 func (r *Runtime) owns(p engine.Project, ins *container.InspectResponse) error {
-	if ins.Config == nil || ins.Config.Labels[LabelProjectID] != p.ID {
-		return fmt.Errorf("a Docker container named %s exists and is not this project's; remove it (docker rm -f %s): %w",
-			strings.TrimPrefix(ins.Name, "/"), strings.TrimPrefix(ins.Name, "/"), engine.ErrExists)
+	var labels map[string]string
+	if ins.Config != nil {
+		labels = ins.Config.Labels
 	}
-	return nil
+	if labels[LabelProjectID] == p.ID {
+		return nil
+	}
+	name := strings.TrimPrefix(ins.Name, "/")
+	whose := "something other than sailtui"
+	if labels[LabelManaged] == "true" {
+		whose = fmt.Sprintf("container %q of sailtui project %q", labels[LabelContainer], labels[LabelProject])
+	}
+	return fmt.Errorf("the Docker name %s is taken by %s, which is left alone; give this container another name (sailtui container rm, then container add): %w",
+		name, whose, engine.ErrExists)
 }
 
 func (r *Runtime) remove(ctx context.Context, id string) error {
@@ -479,4 +491,25 @@ func hostPort(ins *container.InspectResponse) int {
 		}
 	}
 	return 0
+}
+
+var _ engine.NameSharer = (*Runtime)(nil)
+
+// NameRivals implements engine.NameSharer. A container's Docker name is <slug>-<container>,
+// and slugs and container names both hold '-': the name splits at each '-' into the slug of
+// another project and a container name of it that would map to the same Docker name.
+func (r *Runtime) NameRivals(p engine.Project, name string) (string, map[string]string) {
+	full := r.containerName(p, engine.Container{Name: name})
+	rivals := map[string]string{}
+	for i := 0; i < len(full); i++ {
+		if full[i] != '-' {
+			continue
+		}
+		slug, cname := full[:i], full[i+1:]
+		if slug == p.Slug || slug == "" || engine.CheckContainerName(cname) != nil {
+			continue
+		}
+		rivals[slug] = cname
+	}
+	return full, rivals
 }

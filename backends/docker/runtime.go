@@ -398,7 +398,7 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 	r.netMu.Lock()
 	defer r.netMu.Unlock()
 	name := r.networkName(p)
-	ids, err := r.networksNamed(ctx, name)
+	ids, err := r.projectNetworks(ctx, p, name)
 	if err != nil {
 		return "", err
 	}
@@ -409,7 +409,7 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 		if _, err := r.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: labels}); err != nil && !cerrdefs.IsConflict(err) {
 			return "", fmt.Errorf("create network %s: %w", name, err)
 		}
-		if ids, err = r.networksNamed(ctx, name); err != nil {
+		if ids, err = r.projectNetworks(ctx, p, name); err != nil {
 			return "", err
 		}
 		if len(ids) == 0 {
@@ -439,6 +439,28 @@ func (r *Runtime) networksNamed(ctx context.Context, name string) ([]string, err
 		if n.Name == name { // the filter matches substrings
 			ids = append(ids, n.ID)
 		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// projectNetworks is networksNamed for the project's own network. A network of that name whose
+// labels say it is not the project's (of another sailtui with the same prefix, or of a deleted
+// project whose slug was taken again) is refused with ErrExists: it is neither used nor removed.
+func (r *Runtime) projectNetworks(ctx context.Context, p engine.Project, name string) ([]string, error) {
+	res, err := r.cli.NetworkList(ctx, client.NetworkListOptions{Filters: client.Filters{}.Add("name", name)})
+	if err != nil {
+		return nil, fmt.Errorf("list networks: %w", err)
+	}
+	var ids []string
+	for _, n := range res.Items {
+		if n.Name != name {
+			continue
+		}
+		if n.Labels[LabelProjectID] != p.ID {
+			return nil, fmt.Errorf("a Docker network named %s exists and is not this project's, so it is left alone; choose another SAILTUI_DOCKER_NETWORK_PREFIX or see sailtui doctor: %w", name, engine.ErrExists)
+		}
+		ids = append(ids, n.ID)
 	}
 	sort.Strings(ids)
 	return ids, nil
@@ -546,7 +568,10 @@ func (r *Runtime) removeNetwork(ctx context.Context, p engine.Project) error {
 	r.netMu.Lock()
 	defer r.netMu.Unlock()
 	name := r.networkName(p)
-	ids, err := r.networksNamed(ctx, name)
+	ids, err := r.projectNetworks(ctx, p, name)
+	if errors.Is(err, engine.ErrExists) {
+		return nil // not this project's network: nothing of ours to remove
+	}
 	if err != nil {
 		return err
 	}

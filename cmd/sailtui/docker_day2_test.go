@@ -8,11 +8,12 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
 )
 
 // The docker mode as operators meet it on day two (issue 20): things changed behind sailtui's
-// back.
+// back, names that collide.
 
 // dockerPrefix is the network prefix dockerCLI gave c, and the test token inside it.
 func dockerPrefix(t *testing.T, c *cli) (prefix, tok string) {
@@ -127,5 +128,55 @@ func TestDockerStartReconciles(t *testing.T) {
 		if x.Status != "running" {
 			t.Errorf("%s after start: %+v", name, x)
 		}
+	}
+}
+
+// TestDockerNamesNeverCollide (issue 20, item 2): project X-a's container b and project X's
+// container a-b would both be the Docker container X-a-b. The second is refused at add (and at
+// create) with a message naming the first; a Docker container of that name whose labels say it
+// is another project's is neither advised for removal nor touched, whatever the command.
+func TestDockerNamesNeverCollide(t *testing.T) {
+	x := "nc" + randSuffix(t)
+	xa := x + "-a"
+	c, dcli := dockerCLI(t, x, xa)
+	_, tok := dockerPrefix(t, c)
+	ctx := t.Context()
+
+	c.ok("project", "create", x)
+	c.ok("container", "add", x, "a-b", "--dir", ".", "--port", "8080")
+	c.ok("project", "create", xa)
+	r := c.run("container", "add", xa, "b", "--dir", ".", "--port", "8080")
+	if r.code == 0 || !strings.Contains(r.stderr, x+"-a-b") || !strings.Contains(r.stderr, `"a-b"`) || !strings.Contains(r.stderr, "project "+x) {
+		t.Fatalf("add of a container whose Docker name is taken: exit %d, %q", r.code, r.stderr)
+	}
+	// The other way round: the first project's name space is taken the same way.
+	c.ok("container", "add", xa, "c", "--dir", ".", "--port", "8080")
+	if r := c.run("container", "add", x, "a-c", "--dir", ".", "--port", "8080"); r.code == 0 || !strings.Contains(r.stderr, "project "+xa) {
+		t.Errorf("add of a-c to %s while %s has c: exit %d, %q", x, xa, r.code, r.stderr)
+	}
+	c.ok("project", "start", x)
+
+	// A container named as one of ours but labelled as another sailtui project's (made before
+	// the names were checked, or by another sailtui): refused without advice, left running.
+	foreign := xa + "-d"
+	sleeper(t, dcli, dockertest.Image(t, dcli), foreign, tok, map[string]string{
+		docker.LabelManaged: "true", docker.LabelProjectID: "someone-else", docker.LabelProject: "elsewhere", docker.LabelContainer: "d",
+	})
+	c.ok("container", "add", xa, "d", "--dir", ".", "--port", "8080")
+	r = c.run("project", "start", xa)
+	if r.code == 0 || !strings.Contains(r.stderr, foreign) || !strings.Contains(r.stderr, `project "elsewhere"`) || strings.Contains(r.stderr, "rm -f") {
+		t.Errorf("start over another project's container: exit %d, %q", r.code, r.stderr)
+	}
+	c.ok("project", "stop", xa)
+	r = c.run("project", "hibernate", xa)
+	t.Logf("hibernate %s: exit %d %s", xa, r.code, r.stderr)
+	ins, err := dcli.ContainerInspect(ctx, foreign, client.ContainerInspectOptions{})
+	if err != nil || !ins.Container.State.Running {
+		t.Fatalf("the other project's container after start, stop and hibernate of %s: %v", xa, err)
+	}
+	// The Docker name X-a-b is the first project's container, running, untouched by all of it.
+	ins, err = dcli.ContainerInspect(ctx, x+"-a-b", client.ContainerInspectOptions{})
+	if err != nil || !ins.Container.State.Running || ins.Container.Config.Labels[docker.LabelProject] != x {
+		t.Errorf("%s-a-b: %v", x, err)
 	}
 }
