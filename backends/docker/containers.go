@@ -274,10 +274,23 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 			netID: {Aliases: []string{svc.Name}},
 		}},
 	})
+	if cerrdefs.IsNotFound(err) && !r.imageExists(ctx, svc.Image) {
+		// Said without the container's name, so that a project whose every container fails
+		// for it is told once (the engine joins failures of one cause).
+		return "", fmt.Errorf("image %s (DEVSERVER_IMAGE) does not exist on the Docker Engine: build it with `make image` in the sailtui source tree, or set DEVSERVER_IMAGE to an image with a POSIX sh: %w",
+			svc.Image, engine.ErrNotFound)
+	}
 	if err != nil {
 		return "", fmt.Errorf("create container %s from image %s: %w", svc.ContainerName, svc.Image, err)
 	}
 	return res.ID, nil
+}
+
+// imageExists says whether the engine has the image; an engine that does not answer counts
+// as having it, so that its own error is the one shown.
+func (r *Runtime) imageExists(ctx context.Context, ref string) bool {
+	_, err := r.cli.ImageInspect(ctx, ref)
+	return !cerrdefs.IsNotFound(err)
 }
 
 // envList turns an environment map into KEY=value entries, sorted, refusing what the kernel or

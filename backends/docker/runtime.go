@@ -95,7 +95,8 @@ type Config struct {
 	// StateDir holds the generated compose files, <StateDir>/docker-compose-projects/<slug>.yml,
 	// and the start records they are made from.
 	StateDir string
-	// Image is what every container runs (DEVSERVER_IMAGE; default DefaultImage). It needs a
+	// Image is what every container runs (DEVSERVER_IMAGE; default DefaultImage, which `make
+	// image` builds: dockertest/mkimage). It needs a
 	// POSIX sh, and tr, grep and kill for Exec's timeout to find and kill what a command left.
 	Image string
 	// AppDomain is the domain of the Traefik routes: <slug>-<container>.<AppDomain>.

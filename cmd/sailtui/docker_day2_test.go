@@ -180,3 +180,23 @@ func TestDockerNamesNeverCollide(t *testing.T) {
 		t.Errorf("%s-a-b: %v", x, err)
 	}
 }
+
+// TestDockerMissingImage (issue 20, item 6): a DEVSERVER_IMAGE that does not exist fails the
+// start once for the whole project, naming `make image`, without a doubled "start" prefix.
+func TestDockerMissingImage(t *testing.T) {
+	slug := "noimg-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	_, tok := dockerPrefix(t, c)
+	c.env = append(c.env, "DEVSERVER_IMAGE=sailtui-no-such-image:"+tok)
+	c.ok("project", "create", slug, "--from", writeDockerSource(t))
+	r := c.run("project", "start", slug)
+	if r.code == 0 || strings.Count(r.stderr, "make image") != 1 || !strings.Contains(r.stderr, "sailtui-no-such-image:"+tok) {
+		t.Fatalf("start without the image: exit %d, %q; want one error naming the image and make image", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "start "+slug+"/app: start "+slug+"/app") || strings.Contains(r.stderr, "start "+slug+"/web: start "+slug+"/web") {
+		t.Errorf("doubled prefix: %q", r.stderr)
+	}
+	if !strings.Contains(r.stderr, slug+"/app") || !strings.Contains(r.stderr, slug+"/web") {
+		t.Errorf("the error does not name the containers it failed: %q", r.stderr)
+	}
+}
