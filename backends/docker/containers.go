@@ -416,6 +416,9 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 			return fmt.Errorf("stop container %s: %w", r.containerName(p, c), err)
 		}
 	}
+	// A log that cannot be kept does not hold the stop up: the container is stopped as asked,
+	// and `logs` then shows the log of the stop before (or nothing).
+	_ = r.saveLog(ctx, p, c.Name, ins.ID)
 	return r.remove(ctx, ins.ID)
 }
 

@@ -18,7 +18,8 @@
 // of its container record and start spec, and the runtime's own (PORT, PROJECT_ID,
 // CONTAINER_ID, CONTAINER_NAME), so store or object-store credentials stay out.
 //
-// Stopping a container removes it (its files stay in the project directory): the next start
+// Stopping a container removes it (its files stay in the project directory, its log is kept
+// under <StateDir>/docker-logs until the next stop or the hibernation): the next start
 // creates it afresh with the spec it is given, in a few hundred milliseconds. A container whose
 // command ended by itself is kept, so its exit code and log can be read, until it is stopped or
 // started again.
@@ -96,8 +97,8 @@ type Config struct {
 	// and the start records they are made from.
 	StateDir string
 	// Image is what every container runs (DEVSERVER_IMAGE; default DefaultImage, which `make
-	// image` builds: dockertest/mkimage). It needs a
-	// POSIX sh, and tr, grep and kill for Exec's timeout to find and kill what a command left.
+	// image` builds: dockertest/mkimage). It needs a POSIX sh, and tr, grep and kill for Exec's
+	// timeout to find and kill what a command left.
 	Image string
 	// AppDomain is the domain of the Traefik routes: <slug>-<container>.<AppDomain>.
 	AppDomain string
@@ -543,7 +544,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error
-	dirs := []string{r.recordDir(p)}
+	dirs := []string{r.recordDir(p), r.logDir(p)}
 	if r.cfg.Volumes {
 		if err := r.removeVolume(ctx, p); err != nil {
 			errs = append(errs, err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,15 @@ func logsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Following a container that is not running would wait, silently, for someone to
+			// start it (as docker logs -f of a stopped container does not): print what it
+			// left and say why it ends. The console's log pane waits, with its state shown.
+			stopped := ""
+			if opts.Follow {
+				if st, ok := containerState(cmd.Context(), eng, args[0], args[1]); ok && st != engine.ContainerRunning && st != engine.ContainerStarting {
+					stopped, opts.Follow = string(st), false
+				}
+			}
 			rc, err := eng.Logs(cmd.Context(), args[0], args[1], opts)
 			if err != nil {
 				return err
@@ -36,12 +46,31 @@ func logsCmd(a *app) *cobra.Command {
 			if err != nil && cmd.Context().Err() != nil {
 				return nil // interrupted while following: the normal way out
 			}
+			if err == nil && stopped != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sailtui: %s/%s is %s: that is its whole log, not following (sailtui container start %s %s starts it)\n",
+					args[0], args[1], stopped, args[0], args[1])
+			}
 			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new lines")
 	cmd.Flags().IntVar(&opts.Tail, "tail", 0, "start with the last N lines (0: all)")
 	return cmd
+}
+
+// containerState is the state of one container as the runtime reports it; ok is false when
+// it cannot be told (the engine's error is then the one the caller meets next).
+func containerState(ctx context.Context, eng *engine.Engine, slug, name string) (engine.ContainerState, bool) {
+	_, views, err := eng.Containers(ctx, slug)
+	if err != nil {
+		return "", false
+	}
+	for _, v := range views {
+		if v.Name == name {
+			return v.Status.State, v.Status.State != engine.ContainerUnknown
+		}
+	}
+	return "", false
 }
 
 func execCmd(a *app) *cobra.Command {

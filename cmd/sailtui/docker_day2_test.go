@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
@@ -198,5 +203,64 @@ func TestDockerMissingImage(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, slug+"/app") || !strings.Contains(r.stderr, slug+"/web") {
 		t.Errorf("the error does not name the containers it failed: %q", r.stderr)
+	}
+}
+
+// runWithin is c.run that fails the test when the command is not done within d.
+func (c *cli) runWithin(d time.Duration, args ...string) result {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.t.Context(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
+	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), c.env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		c.t.Fatalf("sailtui %s still running after %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), d, so.String(), se.String())
+	}
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		c.t.Fatalf("run sailtui %v: %v", args, err)
+	}
+	return result{so.String(), se.String(), code}
+}
+
+// TestDockerLogsOutliveStop (issue 20, item 4): a stop removes the Docker container, and its
+// log stays readable: logs prints it (--tail too), logs -f prints it and returns with a note.
+func TestDockerLogsOutliveStop(t *testing.T) {
+	slug := "logs-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "talk", "--dir", ".", "--port", "8080",
+		"--command", `echo first-line; echo hello-from-talk; exec sailtui devserver --dir . --port "$PORT"`)
+	c.ok("project", "start", slug)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.ok("logs", slug, "talk"), "devserver: serving") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no devserver line in the log: %q", c.ok("logs", slug, "talk"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	c.ok("container", "stop", slug, "talk")
+
+	if out := c.ok("logs", slug, "talk"); !strings.Contains(out, "first-line\nhello-from-talk\n") {
+		t.Errorf("logs after stop: %q", out)
+	}
+	if out := c.ok("logs", slug, "talk", "--tail", "2"); strings.Contains(out, "first-line") || !strings.Contains(out, "hello-from-talk") {
+		t.Errorf("logs --tail 2 after stop: %q", out)
+	}
+	r := c.runWithin(30*time.Second, "logs", slug, "talk", "-f")
+	if r.code != 0 || !strings.Contains(r.stdout, "hello-from-talk") || !strings.Contains(r.stderr, "stopped") || !strings.Contains(r.stderr, "not following") {
+		t.Errorf("logs -f after stop: %+v", r)
+	}
+
+	// Started again, the new container's log is the one shown.
+	c.ok("project", "start", slug)
+	if out := c.ok("logs", slug, "talk"); strings.Count(out, "hello-from-talk") != 1 {
+		t.Errorf("logs after the restart: %q", out)
 	}
 }
