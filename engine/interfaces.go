@@ -210,6 +210,14 @@ type NameSharer interface {
 	NameRivals(p Project, name string) (runtimeName string, rivals map[string]string)
 }
 
+// ExecStreamer is offered by runtimes that run an exec with its streams attached, as
+// `docker exec -i` does: the command reads s.Stdin (to its end) and its output reaches
+// s.Stdout and s.Stderr as it is written, uncapped (the result's Stdout and Stderr are then
+// empty). Otherwise as Runtime.Exec: exit code, timeout, cancellation.
+type ExecStreamer interface {
+	ExecStream(ctx context.Context, p Project, c Container, req ExecRequest, s ExecStreams) (ExecResult, error)
+}
+
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.
 type GitCloner interface {
 	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.

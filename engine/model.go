@@ -5,6 +5,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -221,6 +222,12 @@ type ExecRequest struct {
 	Timeout time.Duration
 	// MaxOutput caps stdout and stderr each; output past it is dropped and Truncated is set.
 	MaxOutput int
+}
+
+// ExecStreams are the streams of an exec run by ExecStream. Stdin may be nil (no input).
+type ExecStreams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
 }
 
 // Exit codes of Exec that do not come from the command itself. They follow the shell and

@@ -344,6 +344,41 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	return res, err
 }
 
+// ExecStream is Exec with the command's streams attached when the runtime can (ExecStreamer):
+// its output reaches s as it is written and it reads s.Stdin. A runtime that cannot runs it as
+// Exec does, without input, and its output is written to s once it is done.
+func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecRequest, s ExecStreams) (ExecResult, error) {
+	es, ok := e.runtime.(ExecStreamer)
+	if !ok {
+		res, err := e.Exec(ctx, ref, name, req)
+		if err == nil {
+			_, _ = s.Stdout.Write(res.Stdout)
+			_, _ = s.Stderr.Write(res.Stderr)
+		}
+		return res, err
+	}
+	if err := e.writable("exec"); err != nil {
+		return ExecResult{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	_, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if req.Timeout == 0 {
+		req.Timeout = 10 * time.Minute
+	}
+	var res ExecResult
+	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+		var err error
+		res, err = es.ExecStream(ctx, p, c, req, s)
+		return err
+	})
+	return res, err
+}
+
 // Logs streams a container's log.
 func (e *Engine) Logs(ctx context.Context, ref, name string, opts LogOptions) (io.ReadCloser, error) {
 	p, c, err := e.container(ctx, ref, name)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,13 +208,14 @@ func TestDockerMissingImage(t *testing.T) {
 	}
 }
 
-// runWithin is c.run that fails the test when the command is not done within d.
-func (c *cli) runWithin(d time.Duration, args ...string) result {
+// runWithin is c.runIn that fails the test when the command is not done within d.
+func (c *cli) runWithin(d time.Duration, stdin io.Reader, args ...string) result {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.t.Context(), d)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), c.env...)
+	cmd.Stdin = stdin
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -253,7 +256,7 @@ func TestDockerLogsOutliveStop(t *testing.T) {
 	if out := c.ok("logs", slug, "talk", "--tail", "2"); strings.Contains(out, "first-line") || !strings.Contains(out, "hello-from-talk") {
 		t.Errorf("logs --tail 2 after stop: %q", out)
 	}
-	r := c.runWithin(30*time.Second, "logs", slug, "talk", "-f")
+	r := c.runWithin(30*time.Second, nil, "logs", slug, "talk", "-f")
 	if r.code != 0 || !strings.Contains(r.stdout, "hello-from-talk") || !strings.Contains(r.stderr, "stopped") || !strings.Contains(r.stderr, "not following") {
 		t.Errorf("logs -f after stop: %+v", r)
 	}
@@ -262,5 +265,77 @@ func TestDockerLogsOutliveStop(t *testing.T) {
 	c.ok("project", "start", slug)
 	if out := c.ok("logs", slug, "talk"); strings.Count(out, "hello-from-talk") != 1 {
 		t.Errorf("logs after the restart: %q", out)
+	}
+}
+
+// TestDockerExecStreams (issue 20, item 5): exec's output arrives as the command writes it,
+// piped input reaches the command (to its end), and --help says what happens to stdin and TTYs.
+func TestDockerExecStreams(t *testing.T) {
+	slug := "exec-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "sh", "--dir", ".", "--port", "8080")
+	c.ok("project", "start", slug)
+
+	// The first line is there while the command still sleeps.
+	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "exec", slug, "sh", "--", "sh", "-c", "echo first; sleep 8; echo second")
+	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), c.env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line := make(chan string, 1)
+	go func() {
+		b := make([]byte, 64)
+		n, _ := out.Read(b)
+		line <- string(b[:n])
+	}()
+	select {
+	case l := <-line:
+		if l != "first\n" {
+			t.Errorf("first output %q", l)
+		}
+		if waited := time.Since(start); waited > 6*time.Second {
+			t.Errorf("the first line came after %s, with the last", waited)
+		}
+	case <-time.After(6 * time.Second):
+		t.Fatalf("no output 6 s into a command that printed at once")
+	}
+	rest, _ := io.ReadAll(out)
+	if err := cmd.Wait(); err != nil || string(rest) != "second\n" {
+		t.Errorf("the rest: %q, %v", rest, err)
+	}
+
+	// Piped input, larger than any pipe buffer, reaches the command and ends for it.
+	in := strings.Repeat("0123456789abcdef\n", 1<<16) // 1 MiB
+	r := c.runWithin(time.Minute, strings.NewReader(in), "exec", slug, "sh", "--", "sh", "-c", "wc -c; echo done >&2")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != strconv.Itoa(len(in)) || r.stderr != "done\n" {
+		t.Errorf("exec with 1 MiB on stdin: %+v", r)
+	}
+	r = c.runWithin(time.Minute, strings.NewReader("world\n"), "exec", slug, "sh", "--", "sh", "-c", "read x; echo hello $x; exit 3")
+	if r.code != 3 || r.stdout != "hello world\n" {
+		t.Errorf("exec reading a line: %+v", r)
+	}
+	// A command that reads nothing is not held up by input that never ends.
+	pr, pw, err := os.Pipe() // a file, so that the command's stdin is the pipe itself
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close()
+	defer pr.Close()
+	if r := c.runWithin(30*time.Second, pr, "exec", slug, "sh", "--", "echo", "quick"); r.code != 0 || r.stdout != "quick\n" {
+		t.Errorf("exec with an open stdin it does not read: %+v", r)
+	}
+
+	help := c.ok("exec", "--help")
+	for _, want := range []string{"stdin", "TTY", "-i"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("exec --help does not say %q:\n%s", want, help)
+		}
 	}
 }
