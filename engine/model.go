@@ -180,9 +180,12 @@ type ContainerStatus struct {
 	Name  string         `json:"name"`
 	State ContainerState `json:"state"`
 	// HostPort is where the service can be reached from this machine (0 when not running).
-	HostPort  int       `json:"host_port,omitempty"`
-	URL       string    `json:"url,omitempty"`
-	LocalURL  string    `json:"local_url,omitempty"`
+	HostPort int    `json:"host_port,omitempty"`
+	URL      string `json:"url,omitempty"`
+	LocalURL string `json:"local_url,omitempty"`
+	// Unrouted says that no router is known to serve URL (docker mode without a Traefik
+	// container configured): LocalURL is then the address that works, and what tables show.
+	Unrouted  bool      `json:"unrouted,omitempty"`
 	PID       int       `json:"pid,omitempty"`
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ExitCode  int       `json:"exit_code,omitempty"`

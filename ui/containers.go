@@ -211,7 +211,8 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	}
 	url := txt(cv.Status.URL, th.Value)
 	switch {
-	case cv.Status.URL == "" && cv.Status.LocalURL != "":
+	case (cv.Status.URL == "" || cv.Status.Unrouted) && cv.Status.LocalURL != "":
+		// Unrouted: no router serves the route, the loopback port is what works here.
 		url = txt(cv.Status.LocalURL, th.Value)
 	case cv.Status.URL == "" && cv.Status.Detail != "":
 		url = txt(cv.Status.Detail, th.Muted)

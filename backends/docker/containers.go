@@ -2,9 +2,13 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,25 +129,89 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := r.saveService(p, svc); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	created, err := r.create(ctx, svc, netID)
-	if cerrdefs.IsConflict(err) {
-		// Another start of the same container won the race: it is that one's to start.
-		if ins, ierr := r.inspect(ctx, name); ierr == nil && ins != nil {
-			return r.status(p, c, ins), nil
+	// The host port the container had before, while it is free: its URL keeps working across
+	// stops, restores and wakes. Taken meanwhile, the engine picks another.
+	kept := r.keptPort(p, c.Name)
+	for {
+		created, err := r.create(ctx, svc, netID, kept)
+		if cerrdefs.IsConflict(err) {
+			// Another start of the same container won the race: it is that one's to start.
+			if ins, ierr := r.inspect(ctx, name); ierr == nil && ins != nil {
+				return r.status(p, c, ins), nil
+			}
 		}
-	}
-	if err != nil {
-		return engine.ContainerStatus{}, err
-	}
-	if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
-		_ = r.remove(context.WithoutCancel(ctx), created)
-		return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
+		if err != nil {
+			return engine.ContainerStatus{}, err
+		}
+		if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
+			_ = r.remove(context.WithoutCancel(ctx), created)
+			if kept != 0 && portTaken(err) {
+				kept = 0
+				continue
+			}
+			return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
+		}
+		break
 	}
 	ins, err = r.inspect(ctx, name)
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
+	if hp := hostPort(ins); hp > 0 && hp != kept {
+		// Not kept, the port is only picked afresh next time: the start itself went well.
+		_ = r.keepPort(p, c.Name, hp)
+	}
 	return r.status(p, c, ins), nil
+}
+
+// portTaken says whether a container start failed because its host port is in use.
+func portTaken(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "port is already allocated") || strings.Contains(msg, "address already in use") ||
+		strings.Contains(msg, "ports are not available")
+}
+
+// portsFile records the host port of each of the project's containers, by project id, so that
+// a container gets its port again. It lives outside the project's records, which a hibernation
+// removes, since a wake should give the old ports back.
+func (r *Runtime) portsFile(p engine.Project) string {
+	return filepath.Join(r.cfg.StateDir, "docker-ports", url.PathEscape(p.ID)+".json")
+}
+
+// keptPort is the host port container name last had (0: none recorded).
+func (r *Runtime) keptPort(p engine.Project, name string) int {
+	r.composeMu.Lock()
+	defer r.composeMu.Unlock()
+	return r.readPorts(p)[name]
+}
+
+func (r *Runtime) readPorts(p engine.Project) map[string]int {
+	m := map[string]int{}
+	if b, err := os.ReadFile(r.portsFile(p)); err == nil {
+		_ = json.Unmarshal(b, &m) // a damaged record only loses the ports
+	}
+	return m
+}
+
+// keepPort records the host port of container name.
+func (r *Runtime) keepPort(p engine.Project, name string, port int) error {
+	r.composeMu.Lock()
+	defer r.composeMu.Unlock()
+	m := r.readPorts(p)
+	m[name] = port
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	f := r.portsFile(p)
+	if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+		return fmt.Errorf("record ports: %w", err)
+	}
+	tmp := f + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("record ports: %w", err)
+	}
+	return os.Rename(tmp, f)
 }
 
 // ensureAttached connects a running container to the project network netID, under its
@@ -231,8 +299,9 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 	}, nil
 }
 
-// create makes the Docker container of svc on network netID and returns its id.
-func (r *Runtime) create(ctx context.Context, svc service, netID string) (string, error) {
+// create makes the Docker container of svc on network netID, its port published at hostPort
+// (0: one the engine picks), and returns its id.
+func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPort int) (string, error) {
 	env, err := envList(svc.Env)
 	if err != nil {
 		return "", err
@@ -265,7 +334,7 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 		HostConfig: &container.HostConfig{
 			Mounts:       []mount.Mount{mnt},
 			NetworkMode:  container.NetworkMode(netID),
-			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: ""}}},
+			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: publishedPort(hostPort)}}},
 			// An init reaps what a dev server's scripts leave behind and passes the stop signal on.
 			Init:      &init,
 			LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "3"}},
@@ -291,6 +360,13 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 func (r *Runtime) imageExists(ctx context.Context, ref string) bool {
 	_, err := r.cli.ImageInspect(ctx, ref)
 	return !cerrdefs.IsNotFound(err)
+}
+
+func publishedPort(port int) string {
+	if port <= 0 {
+		return ""
+	}
+	return strconv.Itoa(port)
 }
 
 // envList turns an environment map into KEY=value entries, sorted, refusing what the kernel or
@@ -483,6 +559,9 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 			st.URL = st.LocalURL
 		} else {
 			st.URL = "http://" + r.routeHost(p, c) + "/"
+			// The route is what a Traefik in front would serve; with none configured it may
+			// not resolve, and the loopback port is what this machine can open.
+			st.Unrouted = r.cfg.Router == ""
 		}
 	case s.Paused:
 		st.Detail = "paused"

@@ -214,8 +214,12 @@ func containersCmd(a *app) *cobra.Command {
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "NAME\tDIRECTORY\tSTATUS\tPORT\tURL\tUPTIME")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), r.Status, r.Port, r.URL, r.Uptime)
+				for i, r := range rows {
+					url := r.URL
+					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
+						url = st.LocalURL // the route would not resolve: no router is configured
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), r.Status, r.Port, url, r.Uptime)
 				}
 			})
 		},

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -338,4 +340,73 @@ func TestDockerExecStreams(t *testing.T) {
 			t.Errorf("exec --help does not say %q:\n%s", want, help)
 		}
 	}
+}
+
+// localPort is the port of a container's local URL (0 when it has none).
+func localPort(t *testing.T, x jsonDockerContainer) int {
+	t.Helper()
+	u, err := url.Parse(x.LocalURL)
+	if err != nil || u.Port() == "" {
+		return 0
+	}
+	n, _ := strconv.Atoi(u.Port())
+	return n
+}
+
+// TestDockerStablePorts (issue 20, item 3): a container keeps its host port across a stop and
+// start, a restore and a hibernate + wake while the port is free, and gets another when it is
+// taken; with no router configured the table shows the local URL, which works.
+func TestDockerStablePorts(t *testing.T) {
+	slug := "ports-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "web", "--dir", ".", "--port", "8080")
+	c.ok("files", "put", slug, "index.html")
+	c.ok("project", "start", slug)
+	first := c.dockerContainers(slug)["web"]
+	port := localPort(t, first)
+	if port == 0 {
+		t.Fatalf("no local URL after start: %+v", first)
+	}
+	same := func(when string) {
+		t.Helper()
+		x := c.dockerContainers(slug)["web"]
+		if got := localPort(t, x); got != port {
+			t.Fatalf("after %s the host port is %d, was %d", when, got, port)
+		}
+		waitHTTP(t, x.LocalURL, "")
+	}
+	c.ok("container", "stop", slug, "web")
+	c.ok("project", "start", slug)
+	same("stop and start")
+
+	var snap jsonSnapshot
+	c.json(&snap, "snapshot", "create", slug, "--label", "ports")
+	c.ok("snapshot", "restore", slug, snap.ID, "--yes")
+	c.ok("project", "start", slug)
+	same("restore")
+
+	c.ok("project", "hibernate", slug)
+	c.ok("project", "wake", slug)
+	same("hibernate and wake")
+
+	// No router configured: the table's URL is the local one.
+	table := c.ok("containers", "ls", slug)
+	if !strings.Contains(table, first.LocalURL) || strings.Contains(table, ".localhost") {
+		t.Errorf("containers ls without a router shows no working URL:\n%s", table)
+	}
+
+	// Taken by someone else meanwhile: another port, and the container runs.
+	c.ok("container", "stop", slug, "web")
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		t.Fatalf("take port %d: %v", port, err)
+	}
+	defer l.Close()
+	c.ok("project", "start", slug)
+	x := c.dockerContainers(slug)["web"]
+	if x.Status != "running" || localPort(t, x) == port || localPort(t, x) == 0 {
+		t.Fatalf("start with its port taken: %+v", x)
+	}
+	waitHTTP(t, x.LocalURL, "")
 }
