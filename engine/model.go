@@ -179,6 +179,9 @@ type Operation struct {
 type ContainerStatus struct {
 	Name  string         `json:"name"`
 	State ContainerState `json:"state"`
+	// Port is the port the service listens on inside its container, when the runtime can tell
+	// (docker: the port the container was made with, running or exited); 0 otherwise.
+	Port int `json:"port,omitempty"`
 	// HostPort is where the service can be reached from this machine (0 when not running).
 	HostPort int    `json:"host_port,omitempty"`
 	URL      string `json:"url,omitempty"`

@@ -541,6 +541,7 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		st.Detail = err.Error()
 		return st
 	}
+	st.Port = containerPort(ins)
 	s := ins.State
 	switch {
 	case s.Restarting:
@@ -571,6 +572,17 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		st.Detail = s.Error
 	}
 	return st
+}
+
+// containerPort is the port the container was made to serve (its one exposed port).
+func containerPort(ins *container.InspectResponse) int {
+	if ins.Config == nil {
+		return 0
+	}
+	for p := range ins.Config.ExposedPorts {
+		return int(p.Num())
+	}
+	return 0
 }
 
 // hostPort is the host port the container's port is published on (0 when not yet bound).

@@ -410,3 +410,72 @@ func TestDockerStablePorts(t *testing.T) {
 	}
 	waitHTTP(t, x.LocalURL, "")
 }
+
+// TestDockerPortAndExitCode (issue 20, item 8): port is the port the service listens on, the
+// same before a start, while it runs and once it is stopped again; host_port is where this
+// machine reaches it while it runs; an exited container shows its exit code (0 too), in the
+// table and in JSON.
+func TestDockerPortAndExitCode(t *testing.T) {
+	slug := "port-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug, "--from", writeDockerSource(t))
+	c.ok("container", "add", slug, "fails", "--dir", "scripts", "--port", "9000", "--command", "echo bye; exit 3")
+	c.ok("container", "add", slug, "done", "--dir", "scripts", "--command", "true")
+	type row struct {
+		Name     string `json:"name"`
+		Status   string `json:"status"`
+		Port     int    `json:"port"`
+		HostPort int    `json:"host_port"`
+		ExitCode *int   `json:"exit_code"`
+	}
+	rows := func() map[string]row {
+		var rs []row
+		c.json(&rs, "containers", "ls", slug)
+		m := map[string]row{}
+		for _, r := range rs {
+			m[r.Name] = r
+		}
+		return m
+	}
+	want := map[string]int{"app": 8080, "web": 5173, "fails": 9000, "done": 3000}
+	check := func(when string, running bool) map[string]row {
+		t.Helper()
+		rs := rows()
+		for name, port := range want {
+			if rs[name].Port != port {
+				t.Errorf("%s: %s port %d, want %d (%+v)", when, name, rs[name].Port, port, rs[name])
+			}
+		}
+		for _, name := range []string{"app", "web"} {
+			if got := rs[name].HostPort; running == (got == 0) || got == want[name] {
+				t.Errorf("%s: %s host_port %d", when, name, got)
+			}
+		}
+		return rs
+	}
+	check("before start", false)
+	_ = c.run("project", "start", slug)
+	deadline := time.Now().Add(20 * time.Second)
+	var rs map[string]row
+	for {
+		rs = check("after start", true)
+		if rs["fails"].Status == "exited" && rs["done"].Status == "exited" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if r := rs["fails"]; r.Status != "exited" || r.ExitCode == nil || *r.ExitCode != 3 {
+		t.Errorf("fails: %+v, want exited with exit_code 3", r)
+	}
+	if r := rs["done"]; r.Status != "exited" || r.ExitCode == nil || *r.ExitCode != 0 {
+		t.Errorf("done: %+v, want exited with exit_code 0", r)
+	}
+	if r := rs["app"]; r.ExitCode != nil {
+		t.Errorf("a running container has an exit code: %+v", r)
+	}
+	if table := c.ok("containers", "ls", slug); !strings.Contains(table, "exited (3)") || !strings.Contains(table, "exited (0)") {
+		t.Errorf("the table shows no exit codes:\n%s", table)
+	}
+	c.ok("project", "stop", slug)
+	check("after stop", false)
+}
