@@ -24,6 +24,12 @@ func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
 	if p.Status == StatusHibernated {
 		return p, nil
 	}
+	if p.Status == StatusFailed && p.HibernationSnapshot != "" {
+		return e.finishTeardown(ctx, p)
+	}
+	if p.Status == StatusFailed {
+		return p, fmt.Errorf("hibernate %s: project is failed (%s) and has no snapshot to hibernate from; next: %s: %w", p.Slug, p.StatusReason, NextStep(p), ErrBadState)
+	}
 	o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{})
 	if err != nil {
 		return p, err
@@ -93,6 +99,52 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
 			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
 			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed: %w", p.Slug, snap.ID, destroyErr))
+	}
+	if err := o.step(ctx, "torn-down"); err != nil {
+		return o.p, err
+	}
+	done, err := o.finish(ctx, Release{To: StatusHibernated, SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpDone, nil)
+	if err == nil {
+		e.rotate(ctx, done, SnapshotHibernation, e.cfg.KeepAutoSnapshots)
+	}
+	return done, err
+}
+
+// finishTeardown ends the hibernation of a project left failed with its snapshot taken (a
+// teardown that did not complete, e.g. a foreign container on its network): with that snapshot
+// ready, what is left of the environment is removed and the project is hibernated from it.
+// Nothing can have changed the tree since: a failed project admits no use (invariant 9), and
+// its snapshot is already what a wake restores.
+func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error) {
+	snap, err := e.readySnapshot(ctx, p, p.HibernationSnapshot)
+	if err != nil {
+		return p, fmt.Errorf("hibernate %s: the teardown cannot be finished: %w; sailtui project wake %s retries the restore from it", p.Slug, err, p.Slug)
+	}
+	o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusFailed}, StatusHibernating, Claim{})
+	if err != nil {
+		return p, err
+	}
+	// Journaled as a hibernation that has stopped and snapshotted: a resumed one reuses the
+	// snapshot and goes on to the teardown.
+	o.rec.SnapshotID = snap.ID
+	if err := o.step(ctx, "stopped"); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, err)
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
+	}
+	progressFor(ctx, p.ID, OpHibernate)(Progress{Phase: "teardown"})
+	var destroyErr error
+	for range 2 {
+		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
+			break
+		}
+	}
+	if destroyErr != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
+			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
+			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed again: %w", p.Slug, snap.ID, destroyErr))
 	}
 	if err := o.step(ctx, "torn-down"); err != nil {
 		return o.p, err

@@ -230,6 +230,26 @@ type ExecRequest struct {
 	MaxOutput int
 }
 
+// NextStep is what moves a failed project on, as the command to run, for every place that
+// shows a failed project ("" for any other state): the reason says what went wrong, this says
+// what to do about it.
+func NextStep(p Project) string {
+	if p.Status != StatusFailed {
+		return ""
+	}
+	switch {
+	case p.HibernationSnapshot != "":
+		// Its snapshot is the project: the teardown can be finished, or the tree restored.
+		return fmt.Sprintf("sailtui project hibernate %s finishes the hibernation from its snapshot, or sailtui project wake %s restores from it",
+			p.Slug, p.Slug)
+	case strings.Contains(p.StatusReason, "delete") || strings.Contains(p.StatusReason, "retire"):
+		return fmt.Sprintf("sailtui project rm %s --yes tries the removal again", p.Slug)
+	case strings.Contains(p.StatusReason, "creat") || strings.Contains(p.StatusReason, "import") || strings.Contains(p.StatusReason, "clone"):
+		return fmt.Sprintf("sailtui project rm %s --yes, then create it again", p.Slug)
+	}
+	return fmt.Sprintf("sailtui doctor shows what is wrong; sailtui project start %s tries again", p.Slug)
+}
+
 // ExecStreams are the streams of an exec run by ExecStream. Stdin may be nil (no input).
 type ExecStreams struct {
 	Stdin          io.Reader

@@ -25,17 +25,23 @@ type projectRow struct {
 	LastActivity time.Time `json:"last_activity"`
 	CreatedAt    time.Time `json:"created_at"`
 	Operation    string    `json:"operation,omitempty"`
+	// NextStep says what moves a failed project on (engine.NextStep).
+	NextStep string `json:"next_step,omitempty"`
 }
 
 func rowOf(p engine.Project) projectRow {
 	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
-		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind)}
+		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
+		NextStep: engine.NextStep(p)}
 }
 
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 	r := rowOf(p)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.Status, r.StatusReason)
+		if r.NextStep != "" {
+			fmt.Fprintf(tw, "next: %s\n", r.NextStep)
+		}
 	})
 }
 
@@ -72,6 +78,12 @@ func projectsCmd(a *app) *cobra.Command {
 						st += " (" + r.Operation + ")"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, r.Name, st, ago(r.LastActivity, now), r.Owner)
+				}
+				// Under the table, so its columns stay as they are: each failed project's way on.
+				for _, r := range rows {
+					if r.NextStep != "" {
+						fmt.Fprintf(tw, "\n%s is failed: %s\n  next: %s\n", r.Slug, r.StatusReason, r.NextStep)
+					}
 				}
 			})
 		},

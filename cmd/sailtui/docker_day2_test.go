@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
@@ -478,4 +479,70 @@ func TestDockerPortAndExitCode(t *testing.T) {
 	}
 	c.ok("project", "stop", slug)
 	check("after stop", false)
+}
+
+// TestDockerFailedHibernationNextStep (issue 20, item 7): a foreign container on the project
+// network blocks the teardown of a hibernation and leaves the project failed. Text output, JSON
+// and the console show what to do next, hibernate again says why it still cannot finish, and
+// once the network is free hibernate finishes the teardown from the snapshot it took, leaving the
+// foreign container alone; wake then brings the project back.
+func TestDockerFailedHibernationNextStep(t *testing.T) {
+	slug := "fail-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	prefix, tok := dockerPrefix(t, c)
+	ctx := t.Context()
+	c.ok("project", "create", slug, "--from", writeDockerSource(t), "--owner", "tester")
+	c.ok("project", "start", slug)
+	c.ok("exec", slug, "web", "--", "sh", "-c", "echo kept > note.txt")
+
+	net := prefix + "-" + slug
+	foreign := "foreign-" + tok
+	sleeper(t, dcli, dockertest.Image(t, dcli), foreign, tok, nil)
+	if _, err := dcli.NetworkConnect(ctx, net, client.NetworkConnectOptions{Container: foreign}); err != nil {
+		t.Fatalf("connect %s to %s: %v", foreign, net, err)
+	}
+	if r := c.run("project", "hibernate", slug); r.code == 0 {
+		t.Fatalf("hibernate with a foreign container on the network succeeded: %+v", r)
+	}
+	var p projectRow
+	var ps []projectRow
+	c.json(&ps, "projects", "ls")
+	for _, x := range ps {
+		if x.Slug == slug {
+			p = x
+		}
+	}
+	if p.Status != "failed" || !strings.Contains(p.NextStep, "sailtui project hibernate "+slug) || !strings.Contains(p.NextStep, "sailtui project wake "+slug) {
+		t.Fatalf("failed project in JSON: %+v", p)
+	}
+	if out := c.ok("projects", "ls"); !strings.Contains(out, "next: sailtui project hibernate "+slug) {
+		t.Errorf("projects ls shows no next step:\n%s", out)
+	}
+	s := startConsole(t, c, "--mode", "docker")
+	s.waitFor(slug, "next: sailtui project hibernate "+slug)
+	s.keys("q")
+
+	// Still blocked: the error is the teardown's, not "not allowed in this state".
+	r := c.run("project", "hibernate", slug)
+	if r.code == 0 || strings.Contains(r.stderr, "not allowed in this state") || !strings.Contains(r.stderr, "teardown") {
+		t.Errorf("hibernate of the failed project while still blocked: %+v", r)
+	}
+
+	if _, err := dcli.NetworkDisconnect(ctx, net, client.NetworkDisconnectOptions{Container: foreign, Force: true}); err != nil {
+		t.Fatalf("disconnect %s: %v", foreign, err)
+	}
+	out := c.ok("project", "hibernate", slug)
+	if !strings.Contains(out, "hibernated") {
+		t.Fatalf("hibernate of the failed project: %q", out)
+	}
+	if _, err := dcli.NetworkInspect(ctx, net, client.NetworkInspectOptions{}); !cerrdefs.IsNotFound(err) {
+		t.Errorf("network %s after the finished hibernation: %v", net, err)
+	}
+	if ins, err := dcli.ContainerInspect(ctx, foreign, client.ContainerInspectOptions{}); err != nil || !ins.Container.State.Running {
+		t.Errorf("the foreign container after the hibernation: %v", err)
+	}
+	c.ok("project", "wake", slug)
+	if got := c.ok("files", "get", slug, "web/note.txt"); got != "kept\n" {
+		t.Errorf("note after wake: %q", got)
+	}
 }
