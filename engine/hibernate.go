@@ -182,7 +182,10 @@ func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
 		if ok, err := e.runtime.ProjectExists(ctx, p); err == nil && !ok {
 			return p, fmt.Errorf("wake %s: project is active but its storage is gone; sailtui doctor tells the snapshot to wake it from: %w", p.Slug, ErrBadState)
 		}
-		return p, e.store.Touch(ctx, p.ID, e.now())
+		// Awake already: what is asked is a project that runs, so whatever is missing of its
+		// environment (containers an idle tier stopped, a network removed by hand) is brought
+		// back, as a start does.
+		return e.StartProject(ctx, p.ID)
 	}
 	if p.HibernationSnapshot == "" {
 		return p, fmt.Errorf("wake %s: project is %s and has no hibernation snapshot: %w", p.Slug, p.Status, ErrBadState)

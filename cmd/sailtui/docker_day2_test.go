@@ -139,6 +139,28 @@ func TestDockerStartReconciles(t *testing.T) {
 			t.Errorf("%s after start: %+v", name, x)
 		}
 	}
+
+	// Wake of the active project converges the same way, here with a container gone as well.
+	for _, m := range members {
+		if _, err := dcli.NetworkDisconnect(ctx, net, client.NetworkDisconnectOptions{Container: m, Force: true}); err != nil {
+			t.Fatalf("disconnect %s: %v", m, err)
+		}
+	}
+	if _, err := dcli.NetworkRemove(ctx, net, client.NetworkRemoveOptions{}); err != nil {
+		t.Fatalf("remove network %s: %v", net, err)
+	}
+	if _, err := dcli.ContainerRemove(ctx, slug+"-web", client.ContainerRemoveOptions{Force: true}); err != nil {
+		t.Fatalf("remove %s-web: %v", slug, err)
+	}
+	c.ok("project", "wake", slug)
+	for _, m := range members {
+		if !onNetwork(t, dcli, m, net) {
+			t.Errorf("%s is not on %s after wake: %v", m, net, networksOf(t, dcli, m))
+		}
+	}
+	if r := c.run("exec", slug, "app", "--", "sh", "-c", dockertest.Fetch, "sh", "web", "5173", "/"); r.code != 0 || !strings.Contains(r.stdout, "web container") {
+		t.Errorf("app cannot reach web by name after wake: %+v", r)
+	}
 }
 
 // TestDockerNamesNeverCollide (issue 20, item 2): project X-a's container b and project X's
