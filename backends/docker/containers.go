@@ -569,7 +569,11 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 	case s.Status == container.StateExited || s.Status == container.StateDead:
 		st.State = engine.ContainerExited
 		st.ExitCode = s.ExitCode
-		st.Detail = s.Error
+		// The exit code where a detail is shown (the console shows it in the URL column).
+		st.Detail = fmt.Sprintf("exit %d", s.ExitCode)
+		if s.Error != "" {
+			st.Detail += ": " + s.Error
+		}
 	}
 	return st
 }
