@@ -113,8 +113,11 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			if err := r.ensureAttached(ctx, ins, netID, c.Name); err != nil {
 				return engine.ContainerStatus{}, err
 			}
-			if ins, err = r.inspect(ctx, name); err != nil || ins == nil {
-				return engine.ContainerStatus{}, fmt.Errorf("container %s vanished while it was being reattached: %w", name, err)
+			if ins, err = r.inspect(ctx, name); err != nil {
+				return engine.ContainerStatus{}, err
+			}
+			if ins == nil {
+				return engine.ContainerStatus{}, fmt.Errorf("container %s vanished while it was being reattached: %w", name, engine.ErrConflict)
 			}
 			return r.statusPaused(p, c, ins, paused), nil
 		}
