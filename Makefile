@@ -19,6 +19,7 @@ GOTEST       := $(GO) test -count=1
 APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose containerd runc containernetworking-plugins
 
 .PHONY: cluster cluster-down node-tool
+.PHONY: image
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
 
@@ -30,6 +31,13 @@ build:
 ## run: the console on the embedded default with a demo workspace (no Docker, cluster, DB or bucket).
 run: build
 	$(BIN) --demo --state-dir $(DEMO_STATE)
+
+## image: the dev-server image docker mode runs (DEVSERVER_IMAGE, default tesslate-devserver:latest):
+## FROM scratch, a static sailtui (devserver), a static busybox (sh and its tools) and tmux, built
+## on the local Docker Engine from this tree, nothing pulled; the image the docker tests build.
+DEVSERVER_IMAGE ?= tesslate-devserver:latest
+image: deps
+	$(GO) run ./backends/docker/dockertest/mkimage --tag $(DEVSERVER_IMAGE)
 
 ## deps: Debian packages the tests use, installed only when missing.
 deps:

@@ -21,6 +21,12 @@ func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
 	if p.Status == StatusHibernated {
 		return p, nil
 	}
+	if p.Status == StatusFailed && p.HibernationSnapshot != "" {
+		return e.finishTeardown(ctx, p)
+	}
+	if p.Status == StatusFailed {
+		return p, fmt.Errorf("hibernate %s: project is failed (%s) and has no snapshot to hibernate from; next: %s: %w", p.Slug, p.StatusReason, NextStep(p), ErrBadState)
+	}
 	o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{})
 	if err != nil {
 		return p, err
@@ -101,6 +107,52 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	return done, err
 }
 
+// finishTeardown ends the hibernation of a project left failed with its snapshot taken (a
+// teardown that did not complete, e.g. a foreign container on its network): with that snapshot
+// ready, what is left of the environment is removed and the project is hibernated from it.
+// Nothing can have changed the tree since: a failed project admits no use (invariant 9), and
+// its snapshot is already what a wake restores.
+func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error) {
+	snap, err := e.readySnapshot(ctx, p, p.HibernationSnapshot)
+	if err != nil {
+		return p, fmt.Errorf("hibernate %s: the teardown cannot be finished: %w; sailtui project wake %s retries the restore from it", p.Slug, err, p.Slug)
+	}
+	o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusFailed}, StatusHibernating, Claim{})
+	if err != nil {
+		return p, err
+	}
+	// Journaled as a hibernation that has stopped and snapshotted: a resumed one reuses the
+	// snapshot and goes on to the teardown.
+	o.rec.SnapshotID = snap.ID
+	if err := o.step(ctx, "stopped"); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, err)
+	}
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
+	}
+	progressFor(ctx, p.ID, OpHibernate)(Progress{Phase: "teardown"})
+	var destroyErr error
+	for range 2 {
+		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
+			break
+		}
+	}
+	if destroyErr != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
+			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
+			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed again: %w", p.Slug, snap.ID, destroyErr))
+	}
+	if err := o.step(ctx, "torn-down"); err != nil {
+		return o.p, err
+	}
+	done, err := o.finish(ctx, Release{To: StatusHibernated, SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpDone, nil)
+	if err == nil {
+		e.rotate(ctx, done, SnapshotHibernation, e.cfg.KeepAutoSnapshots)
+	}
+	return done, err
+}
+
 // putBack ends a hibernation that must not go on: the storage is intact, the containers that
 // were running are started again and the project is active.
 func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause error) (Project, error) {
@@ -124,7 +176,10 @@ func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
 		if ok, err := e.runtime.ProjectExists(ctx, p); err == nil && !ok {
 			return p, fmt.Errorf("wake %s: project is active but its storage is gone; sailtui doctor tells the snapshot to wake it from: %w", p.Slug, ErrBadState)
 		}
-		return p, e.store.Touch(ctx, p.ID, e.now())
+		// Awake already: what is asked is a project that runs, so whatever is missing of its
+		// environment (containers an idle tier stopped, a network removed by hand) is brought
+		// back, as a start does.
+		return e.StartProject(ctx, p.ID)
 	}
 	if p.HibernationSnapshot == "" {
 		return p, fmt.Errorf("wake %s: project is %s and has no hibernation snapshot: %w", p.Slug, p.Status, ErrBadState)

@@ -199,6 +199,25 @@ type RemoteFiles interface {
 	FilesNeedProcess() bool
 }
 
+// NameSharer is offered by runtimes whose names for containers share one namespace across
+// projects (docker: <slug>-<container>), so that containers of two projects can map to one name
+// (project dk-a's container b and project dk's container a-b are both dk-a-b). Before it
+// records a container the engine looks up every rival and refuses the new one when a rival's
+// container maps to the same name: the mapping stays injective over the live projects.
+type NameSharer interface {
+	// NameRivals returns the runtime name of container name in p and, for each other project
+	// slug whose container could get that same runtime name, that container's name.
+	NameRivals(p Project, name string) (runtimeName string, rivals map[string]string)
+}
+
+// ExecStreamer is offered by runtimes that run an exec with its streams attached, as
+// `docker exec -i` does: the command reads s.Stdin (to its end) and its output reaches
+// s.Stdout and s.Stderr as it is written, uncapped (the result's Stdout and Stderr are then
+// empty). Otherwise as Runtime.Exec: exit code, timeout, cancellation.
+type ExecStreamer interface {
+	ExecStream(ctx context.Context, p Project, c Container, req ExecRequest, s ExecStreams) (ExecResult, error)
+}
+
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.
 type GitCloner interface {
 	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.

@@ -5,6 +5,7 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -178,10 +179,16 @@ type Operation struct {
 type ContainerStatus struct {
 	Name  string         `json:"name"`
 	State ContainerState `json:"state"`
+	// Port is the port the service listens on inside its container, when the runtime can tell
+	// (docker: the port the container was made with, running or exited); 0 otherwise.
+	Port int `json:"port,omitempty"`
 	// HostPort is where the service can be reached from this machine (0 when not running).
-	HostPort  int       `json:"host_port,omitempty"`
-	URL       string    `json:"url,omitempty"`
-	LocalURL  string    `json:"local_url,omitempty"`
+	HostPort int    `json:"host_port,omitempty"`
+	URL      string `json:"url,omitempty"`
+	LocalURL string `json:"local_url,omitempty"`
+	// Unrouted says that no router is known to serve URL (docker mode without a Traefik
+	// container configured): LocalURL is then the address that works, and what tables show.
+	Unrouted  bool      `json:"unrouted,omitempty"`
 	PID       int       `json:"pid,omitempty"`
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ExitCode  int       `json:"exit_code,omitempty"`
@@ -221,6 +228,32 @@ type ExecRequest struct {
 	Timeout time.Duration
 	// MaxOutput caps stdout and stderr each; output past it is dropped and Truncated is set.
 	MaxOutput int
+}
+
+// NextStep is what moves a failed project on, as the command to run, for every place that
+// shows a failed project ("" for any other state): the reason says what went wrong, this says
+// what to do about it.
+func NextStep(p Project) string {
+	if p.Status != StatusFailed {
+		return ""
+	}
+	switch {
+	case p.HibernationSnapshot != "":
+		// Its snapshot is the project: the teardown can be finished, or the tree restored.
+		return fmt.Sprintf("sailtui project hibernate %s finishes the hibernation from its snapshot, or sailtui project wake %s restores from it",
+			p.Slug, p.Slug)
+	case strings.Contains(p.StatusReason, "delete") || strings.Contains(p.StatusReason, "retire"):
+		return fmt.Sprintf("sailtui project rm %s --yes tries the removal again", p.Slug)
+	case strings.Contains(p.StatusReason, "creat") || strings.Contains(p.StatusReason, "import") || strings.Contains(p.StatusReason, "clone"):
+		return fmt.Sprintf("sailtui project rm %s --yes, then create it again", p.Slug)
+	}
+	return fmt.Sprintf("sailtui doctor shows what is wrong; sailtui project start %s tries again", p.Slug)
+}
+
+// ExecStreams are the streams of an exec run by ExecStream. Stdin may be nil (no input).
+type ExecStreams struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
 }
 
 // Exit codes of Exec that do not come from the command itself. They follow the shell and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,6 +111,9 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		if slices.ContainsFunc(cs, func(o Container) bool { return o.Name == c.Name }) {
 			return Project{}, fmt.Errorf("create project %s: two containers named %q: %w", slug, c.Name, ErrBadInput)
 		}
+		if err := e.checkNameRivals(ctx, p, c.Name); err != nil {
+			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
+		}
 		cs = append(cs, c)
 	}
 	// Storage already there under this name belongs to no project in the store (a store that
@@ -165,6 +169,38 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, To: StatusActive, Reason: "created"})
 	}
 	return done, err
+}
+
+// checkNameRivals refuses a container name of p that the runtime would map to the name of a
+// container of another live project (see NameSharer).
+func (e *Engine) checkNameRivals(ctx context.Context, p Project, name string) error {
+	ns, ok := e.runtime.(NameSharer)
+	if !ok {
+		return nil
+	}
+	runtimeName, rivals := ns.NameRivals(p, name)
+	slugs := slices.Sorted(maps.Keys(rivals))
+	for _, slug := range slugs {
+		other, err := e.store.GetProject(ctx, slug)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("check the %s name %s against project %s: %w", e.runtime.Mode(), runtimeName, slug, err)
+		}
+		if other.ID == p.ID || other.Slug != slug || other.Status == StatusDeleted {
+			continue
+		}
+		cs, err := e.store.ListContainers(ctx, other.ID)
+		if err != nil {
+			return fmt.Errorf("check the %s name %s against project %s: %w", e.runtime.Mode(), runtimeName, slug, err)
+		}
+		if slices.ContainsFunc(cs, func(c Container) bool { return c.Name == rivals[slug] }) {
+			return fmt.Errorf("container %q would be named %s in %s, the name of container %q of project %s; choose another name: %w",
+				name, runtimeName, e.runtime.Mode(), rivals[slug], slug, ErrExists)
+		}
+	}
+	return nil
 }
 
 func containerFrom(projectID string, s ContainerSpec, now time.Time) (Container, error) {
@@ -259,6 +295,9 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	}
 	if slices.ContainsFunc(cs, func(o Container) bool { return o.Name == c.Name }) {
 		return c, fmt.Errorf("add container to %s: %q exists: %w", p.Slug, c.Name, ErrExists)
+	}
+	if err := e.checkNameRivals(ctx, p, c.Name); err != nil {
+		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 	}
 	if s.GitURL != "" {
 		// The clone writes into the project's storage: a use, like any other write (invariant 9).

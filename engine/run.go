@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sailtui/sailtui/engine/tesslate"
@@ -70,9 +71,54 @@ func (e *Engine) startContainer(ctx context.Context, p Project, c Container) (Co
 	}
 	st, err := e.runtime.StartContainer(ctx, p, c, spec)
 	if err != nil {
-		return st, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+		// Runtimes name what they were starting already; said twice it only reads as noise.
+		if prefix := fmt.Sprintf("start %s/%s: ", p.Slug, c.Name); !strings.HasPrefix(err.Error(), prefix) {
+			err = fmt.Errorf("%s%w", prefix, err)
+		}
+		return st, err
 	}
 	return st, nil
+}
+
+// sameFailure is one cause that failed several containers of a project alike (an image that
+// does not exist, a daemon that is down): said once, naming them all.
+type sameFailure struct {
+	msg string
+	err error
+}
+
+func (s sameFailure) Error() string { return s.msg }
+func (s sameFailure) Unwrap() error { return s.err }
+
+// joinStartErrors joins the start failures of p's containers, each cause once: failures whose
+// message is the same but for the container they name are reported together.
+func joinStartErrors(p Project, names []string, errs []error) error {
+	var order []string
+	groups := map[string][]int{}
+	for i, err := range errs {
+		cause, ok := strings.CutPrefix(err.Error(), fmt.Sprintf("start %s/%s: ", p.Slug, names[i]))
+		if !ok {
+			cause = "\x00" + err.Error() // not of the usual shape: kept apart
+		}
+		if _, seen := groups[cause]; !seen {
+			order = append(order, cause)
+		}
+		groups[cause] = append(groups[cause], i)
+	}
+	out := make([]error, 0, len(order))
+	for _, cause := range order {
+		idx := groups[cause]
+		if len(idx) == 1 {
+			out = append(out, errs[idx[0]])
+			continue
+		}
+		who := make([]string, len(idx))
+		for j, i := range idx {
+			who[j] = p.Slug + "/" + names[i]
+		}
+		out = append(out, sameFailure{msg: "start " + strings.Join(who, ", ") + ": " + cause, err: errs[idx[0]]})
+	}
+	return errors.Join(out...)
 }
 
 // startOrder puts every container after the ones it depends on; cycles fall back to name order.
@@ -131,12 +177,14 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 		return fmt.Errorf("start %s: list connections: %w", p.Slug, err)
 	}
 	var errs []error
+	var names []string
 	for _, c := range startOrder(cs, conns) {
 		if _, err := e.startContainer(ctx, p, c); err != nil {
 			errs = append(errs, err)
+			names = append(names, c.Name)
 		}
 	}
-	return errors.Join(errs...)
+	return joinStartErrors(p, names, errs)
 }
 
 // StartProject starts every container; a hibernated project is woken (restored) first.
@@ -285,6 +333,41 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
 		var err error
 		res, err = e.runtime.Exec(ctx, p, c, req)
+		return err
+	})
+	return res, err
+}
+
+// ExecStream is Exec with the command's streams attached when the runtime can (ExecStreamer):
+// its output reaches s as it is written and it reads s.Stdin. A runtime that cannot runs it as
+// Exec does, without input, and its output is written to s once it is done.
+func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecRequest, s ExecStreams) (ExecResult, error) {
+	es, ok := e.runtime.(ExecStreamer)
+	if !ok {
+		res, err := e.Exec(ctx, ref, name, req)
+		if err == nil {
+			_, _ = s.Stdout.Write(res.Stdout)
+			_, _ = s.Stderr.Write(res.Stderr)
+		}
+		return res, err
+	}
+	if err := e.writable("exec"); err != nil {
+		return ExecResult{}, err
+	}
+	if err := req.Validate(); err != nil {
+		return ExecResult{}, fmt.Errorf("exec: %w", err)
+	}
+	_, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if req.Timeout == 0 {
+		req.Timeout = 10 * time.Minute
+	}
+	var res ExecResult
+	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+		var err error
+		res, err = es.ExecStream(ctx, p, c, req, s)
 		return err
 	})
 	return res, err

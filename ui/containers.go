@@ -211,7 +211,8 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	}
 	url := txt(cv.Status.URL, th.Value)
 	switch {
-	case cv.Status.URL == "" && cv.Status.LocalURL != "":
+	case (cv.Status.URL == "" || cv.Status.Unrouted) && cv.Status.LocalURL != "":
+		// Unrouted: no router serves the route, the loopback port is what works here.
 		url = txt(cv.Status.LocalURL, th.Value)
 	case cv.Status.URL == "" && cv.Status.Detail != "":
 		url = txt(cv.Status.Detail, th.Muted)
@@ -222,7 +223,7 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 		txt(cv.Name, th.Value),
 		txt(cv.Directory, th.Value),
 		txt(string(state), th.Container(state)),
-		txt(portText(cv.Port, cv.Status.HostPort), th.Value),
+		txt(portText(servicePort(cv), cv.Status.HostPort), th.Value),
 		c.uptime(cv),
 		url,
 	}
@@ -236,6 +237,15 @@ func (c *containersPane) uptime(cv engine.ContainerView) cell {
 	}
 	// A start time ahead of this host's clock (another machine's runtime) is just now.
 	return txt(span(max(c.env.now.Sub(cv.Status.StartedAt), 0).Truncate(time.Second)), th.Value)
+}
+
+// servicePort is the port the service listens on: the runtime's word when it has one (the
+// port a docker container was made with), else the container's own.
+func servicePort(cv engine.ContainerView) int {
+	if cv.Status.Port > 0 {
+		return cv.Status.Port
+	}
+	return cv.Port
 }
 
 // portText shows the service's port and, when it differs, where the host reaches it.

@@ -141,6 +141,10 @@ func (p *projectsPane) info() string {
 		s = fmt.Sprintf("%d of %d", len(p.shown), len(p.rows))
 		s += "  " + p.flt.describe()
 	}
+	// A failed project needs an operator: the selected one's way on is in sight.
+	if sel, ok := p.selected(); ok && sel.Status == engine.StatusFailed {
+		s += "  " + sel.Slug + " failed; next: " + engine.NextStep(sel) + "; why: " + sel.StatusReason
+	}
 	return s
 }
 

@@ -2,9 +2,13 @@ package docker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,25 +90,40 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
+	if ins != nil {
+		// Before anything else is done for it: a container of another project is not touched.
+		if err := r.owns(p, ins); err != nil {
+			return engine.ContainerStatus{}, err
+		}
+	}
+	// The network (and the router's connection to it) first, whatever state the container is
+	// in: a start converges the environment, and a running container may have lost its network
+	// behind sailtui's back (disconnected, the network removed by hand).
+	netID, err := r.ensureNetwork(ctx, p)
+	if err != nil {
+		return engine.ContainerStatus{}, err
+	}
 	// A pause left by a sailtui that died mid-snapshot would read as running and be left alone.
 	ins, paused, err := r.settlePause(ctx, p, name, ins)
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
 	if ins != nil {
-		if err := r.owns(p, ins); err != nil {
-			return engine.ContainerStatus{}, err
-		}
 		if ins.State != nil && ins.State.Running {
+			if err := r.ensureAttached(ctx, ins, netID, c.Name); err != nil {
+				return engine.ContainerStatus{}, err
+			}
+			if ins, err = r.inspect(ctx, name); err != nil {
+				return engine.ContainerStatus{}, err
+			}
+			if ins == nil {
+				return engine.ContainerStatus{}, fmt.Errorf("container %s vanished while it was being reattached: %w", name, engine.ErrConflict)
+			}
 			return r.statusPaused(p, c, ins, paused), nil
 		}
 		if err := r.remove(ctx, ins.ID); err != nil {
 			return engine.ContainerStatus{}, err
 		}
-	}
-	netID, err := r.ensureNetwork(ctx, p)
-	if err != nil {
-		return engine.ContainerStatus{}, err
 	}
 	svc, err := r.service(p, c, spec, dir, work)
 	if err != nil {
@@ -113,25 +132,112 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := r.saveService(p, svc); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	created, err := r.create(ctx, svc, netID)
-	if cerrdefs.IsConflict(err) {
-		// Another start of the same container won the race: it is that one's to start.
-		if ins, ierr := r.inspect(ctx, name); ierr == nil && ins != nil {
-			return r.status(p, c, ins), nil
+	// The host port the container had before, while it is free: its URL keeps working across
+	// stops, restores and wakes. Taken meanwhile, the engine picks another.
+	kept := r.keptPort(p, c.Name)
+	for {
+		created, err := r.create(ctx, svc, netID, kept)
+		if cerrdefs.IsConflict(err) {
+			// Another start of the same container won the race: it is that one's to start.
+			if ins, ierr := r.inspect(ctx, name); ierr == nil && ins != nil {
+				return r.status(p, c, ins), nil
+			}
 		}
-	}
-	if err != nil {
-		return engine.ContainerStatus{}, err
-	}
-	if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
-		_ = r.remove(context.WithoutCancel(ctx), created)
-		return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
+		if err != nil {
+			return engine.ContainerStatus{}, err
+		}
+		if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
+			_ = r.remove(context.WithoutCancel(ctx), created)
+			if kept != 0 && portTaken(err) {
+				kept = 0
+				continue
+			}
+			return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
+		}
+		break
 	}
 	ins, err = r.inspect(ctx, name)
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
+	if hp := hostPort(ins); hp > 0 && hp != kept {
+		// Not kept, the port is only picked afresh next time: the start itself went well.
+		_ = r.keepPort(p, c.Name, hp)
+	}
 	return r.status(p, c, ins), nil
+}
+
+// portTaken says whether a container start failed because its host port is in use.
+func portTaken(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "port is already allocated") || strings.Contains(msg, "address already in use") ||
+		strings.Contains(msg, "ports are not available")
+}
+
+// portsFile records the host port of each of the project's containers, by project id, so that
+// a container gets its port again. It lives outside the project's records, which a hibernation
+// removes, since a wake should give the old ports back.
+func (r *Runtime) portsFile(p engine.Project) string {
+	return filepath.Join(r.cfg.StateDir, "docker-ports", url.PathEscape(p.ID)+".json")
+}
+
+// keptPort is the host port container name last had (0: none recorded).
+func (r *Runtime) keptPort(p engine.Project, name string) int {
+	r.composeMu.Lock()
+	defer r.composeMu.Unlock()
+	return r.readPorts(p)[name]
+}
+
+func (r *Runtime) readPorts(p engine.Project) map[string]int {
+	m := map[string]int{}
+	if b, err := os.ReadFile(r.portsFile(p)); err == nil {
+		_ = json.Unmarshal(b, &m) // a damaged record only loses the ports
+	}
+	return m
+}
+
+// keepPort records the host port of container name.
+func (r *Runtime) keepPort(p engine.Project, name string, port int) error {
+	r.composeMu.Lock()
+	defer r.composeMu.Unlock()
+	m := r.readPorts(p)
+	m[name] = port
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	f := r.portsFile(p)
+	if err := os.MkdirAll(filepath.Dir(f), 0o700); err != nil {
+		return fmt.Errorf("record ports: %w", err)
+	}
+	tmp := f + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("record ports: %w", err)
+	}
+	return os.Rename(tmp, f)
+}
+
+// ensureAttached connects a running container to the project network netID, under its
+// container name as the other containers of the project reach it, unless it is on it already.
+// It is then on no stale network of the project's name either: a network that was removed and
+// made again has a new id, and the old endpoint would only shadow the new one.
+func (r *Runtime) ensureAttached(ctx context.Context, ins *container.InspectResponse, netID, alias string) error {
+	if ins.NetworkSettings != nil {
+		for _, ep := range ins.NetworkSettings.Networks {
+			if ep != nil && ep.NetworkID == netID {
+				return nil
+			}
+		}
+	}
+	name := strings.TrimPrefix(ins.Name, "/")
+	_, err := r.cli.NetworkConnect(ctx, netID, client.NetworkConnectOptions{
+		Container:      ins.ID,
+		EndpointConfig: &network.EndpointSettings{Aliases: []string{alias}},
+	})
+	if err != nil && !cerrdefs.IsConflict(err) && !strings.Contains(err.Error(), "already exists") {
+		return fmt.Errorf("reconnect container %s to its project network: %w", name, err)
+	}
+	return nil
 }
 
 // service resolves what container c is created from.
@@ -196,8 +302,9 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 	}, nil
 }
 
-// create makes the Docker container of svc on network netID and returns its id.
-func (r *Runtime) create(ctx context.Context, svc service, netID string) (string, error) {
+// create makes the Docker container of svc on network netID, its port published at hostPort
+// (0: one the engine picks), and returns its id.
+func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPort int) (string, error) {
 	env, err := envList(svc.Env)
 	if err != nil {
 		return "", err
@@ -230,7 +337,7 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 		HostConfig: &container.HostConfig{
 			Mounts:       []mount.Mount{mnt},
 			NetworkMode:  container.NetworkMode(netID),
-			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: ""}}},
+			PortBindings: network.PortMap{port: {{HostIP: r.publish, HostPort: publishedPort(hostPort)}}},
 			// An init reaps what a dev server's scripts leave behind and passes the stop signal on.
 			Init:      &init,
 			LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "3"}},
@@ -239,10 +346,30 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string) (string
 			netID: {Aliases: []string{svc.Name}},
 		}},
 	})
+	if cerrdefs.IsNotFound(err) && !r.imageExists(ctx, svc.Image) {
+		// Said without the container's name, so that a project whose every container fails
+		// for it is told once (the engine joins failures of one cause).
+		return "", fmt.Errorf("image %s (DEVSERVER_IMAGE) does not exist on the Docker Engine: build it with `make image` in the sailtui source tree, or set DEVSERVER_IMAGE to an image with a POSIX sh: %w",
+			svc.Image, engine.ErrNotFound)
+	}
 	if err != nil {
 		return "", fmt.Errorf("create container %s from image %s: %w", svc.ContainerName, svc.Image, err)
 	}
 	return res.ID, nil
+}
+
+// imageExists says whether the engine has the image; an engine that does not answer counts
+// as having it, so that its own error is the one shown.
+func (r *Runtime) imageExists(ctx context.Context, ref string) bool {
+	_, err := r.cli.ImageInspect(ctx, ref)
+	return !cerrdefs.IsNotFound(err)
+}
+
+func publishedPort(port int) string {
+	if port <= 0 {
+		return ""
+	}
+	return strconv.Itoa(port)
 }
 
 // envList turns an environment map into KEY=value entries, sorted, refusing what the kernel or
@@ -295,12 +422,24 @@ func (r *Runtime) inspect(ctx context.Context, name string) (*container.InspectR
 
 // owns refuses a container of the right name that belongs to another project (one of another
 // sailtui, or a deleted project whose slug was taken again).
+//
+// The message never advises removing that container: its labels say it is not this project's,
+// so it may be another project's live one. It says whose it is, as far as the labels tell.
 func (r *Runtime) owns(p engine.Project, ins *container.InspectResponse) error {
-	if ins.Config == nil || ins.Config.Labels[LabelProjectID] != p.ID {
-		return fmt.Errorf("a Docker container named %s exists and is not this project's; remove it (docker rm -f %s): %w",
-			strings.TrimPrefix(ins.Name, "/"), strings.TrimPrefix(ins.Name, "/"), engine.ErrExists)
+	var labels map[string]string
+	if ins.Config != nil {
+		labels = ins.Config.Labels
 	}
-	return nil
+	if labels[LabelProjectID] == p.ID {
+		return nil
+	}
+	name := strings.TrimPrefix(ins.Name, "/")
+	whose := "something other than sailtui"
+	if labels[LabelManaged] == "true" {
+		whose = fmt.Sprintf("container %q of sailtui project %q", labels[LabelContainer], labels[LabelProject])
+	}
+	return fmt.Errorf("the Docker name %s is taken by %s, which is left alone; give this container another name (sailtui container rm, then container add): %w",
+		name, whose, engine.ErrExists)
 }
 
 func (r *Runtime) remove(ctx context.Context, id string) error {
@@ -356,6 +495,9 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 			return fmt.Errorf("stop container %s: %w", r.containerName(p, c), err)
 		}
 	}
+	// A log that cannot be kept does not hold the stop up: the container is stopped as asked,
+	// and `logs` then shows the log of the stop before (or nothing).
+	_ = r.saveLog(ctx, p, c.Name, ins.ID)
 	return r.remove(ctx, ins.ID)
 }
 
@@ -402,6 +544,7 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		st.Detail = err.Error()
 		return st
 	}
+	st.Port = containerPort(ins)
 	s := ins.State
 	switch {
 	case s.Restarting:
@@ -420,15 +563,33 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 			st.URL = st.LocalURL
 		} else {
 			st.URL = "http://" + r.routeHost(p, c) + "/"
+			// The route is what a Traefik in front would serve; with none configured it may
+			// not resolve, and the loopback port is what this machine can open.
+			st.Unrouted = r.cfg.Router == ""
 		}
 	case s.Paused:
 		st.Detail = "paused"
 	case s.Status == container.StateExited || s.Status == container.StateDead:
 		st.State = engine.ContainerExited
 		st.ExitCode = s.ExitCode
-		st.Detail = s.Error
+		// The exit code where a detail is shown (the console shows it in the URL column).
+		st.Detail = fmt.Sprintf("exit %d", s.ExitCode)
+		if s.Error != "" {
+			st.Detail += ": " + s.Error
+		}
 	}
 	return st
+}
+
+// containerPort is the port the container was made to serve (its one exposed port).
+func containerPort(ins *container.InspectResponse) int {
+	if ins.Config == nil {
+		return 0
+	}
+	for p := range ins.Config.ExposedPorts {
+		return int(p.Num())
+	}
+	return 0
 }
 
 // hostPort is the host port the container's port is published on (0 when not yet bound).
@@ -444,4 +605,25 @@ func hostPort(ins *container.InspectResponse) int {
 		}
 	}
 	return 0
+}
+
+var _ engine.NameSharer = (*Runtime)(nil)
+
+// NameRivals implements engine.NameSharer. A container's Docker name is <slug>-<container>,
+// and slugs and container names both hold '-': the name splits at each '-' into the slug of
+// another project and a container name of it that would map to the same Docker name.
+func (r *Runtime) NameRivals(p engine.Project, name string) (string, map[string]string) {
+	full := r.containerName(p, engine.Container{Name: name})
+	rivals := map[string]string{}
+	for i := 0; i < len(full); i++ {
+		if full[i] != '-' {
+			continue
+		}
+		slug, cname := full[:i], full[i+1:]
+		if slug == p.Slug || slug == "" || engine.CheckContainerName(cname) != nil {
+			continue
+		}
+		rivals[slug] = cname
+	}
+	return full, rivals
 }

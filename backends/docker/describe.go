@@ -2,6 +2,7 @@ package docker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -25,16 +26,19 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	if err != nil {
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
 	}
-	nets, err := r.networksNamed(ctx, r.networkName(p))
-	if err != nil {
-		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
+	nets, netErr := r.projectNetworks(ctx, p, r.networkName(p))
+	if netErr != nil && !errors.Is(netErr, engine.ErrExists) {
+		return "", fmt.Errorf("describe %s: %w", p.Slug, netErr)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "docker runtime: project %s (image %s, user %s)\n", p.Slug, r.cfg.Image, r.cfg.User)
 	fmt.Fprintf(&b, "%s, mounted at %s\n", storage, r.cfg.MountPath)
-	if len(nets) == 0 {
+	switch {
+	case netErr != nil:
+		fmt.Fprintf(&b, "network: %s (%v)\n", r.networkName(p), netErr)
+	case len(nets) == 0:
 		fmt.Fprintf(&b, "network: %s (missing)\n", r.networkName(p))
-	} else {
+	default:
 		fmt.Fprintf(&b, "network: %s (%.12s)\n", r.networkName(p), nets[0])
 	}
 	fmt.Fprintf(&b, "compose file: %s\n", r.ComposeFile(p))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 	"time"
@@ -31,14 +32,30 @@ import (
 //
 // A container that is not running gives an error wrapping engine.ErrBadState.
 func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
-	res, err := r.exec(ctx, p, c, req)
+	res, err := r.exec(ctx, p, c, req, nil)
 	if err != nil {
 		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
 	}
 	return res, nil
 }
 
-func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+var _ engine.ExecStreamer = (*Runtime)(nil)
+
+// ExecStream implements engine.ExecStreamer: Exec with s attached, as `docker exec -i` runs a
+// command. The command reads s.Stdin to its end (its stdin is closed then), and its output is
+// copied to s.Stdout and s.Stderr frame by frame as the engine delivers it, uncapped. No TTY is
+// allocated: the command's streams are pipes.
+func (r *Runtime) ExecStream(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, s engine.ExecStreams) (engine.ExecResult, error) {
+	res, err := r.exec(ctx, p, c, req, &s)
+	if err != nil {
+		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return res, nil
+}
+
+// exec runs req; with streams (ExecStream) attached to them instead of req.Stdin and capped
+// buffers.
+func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, streams *engine.ExecStreams) (engine.ExecResult, error) {
 	if err := req.Validate(); err != nil {
 		return engine.ExecResult{}, err
 	}
@@ -85,10 +102,18 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	}
 
 	out := capped.NewOutput(req.MaxOutput)
-	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
+	var stdout, stderr io.Writer = out.Stdout, out.Stderr
+	result := out.Result
+	var stdin io.Reader
+	if req.Stdin != nil {
+		stdin = bytes.NewReader(req.Stdin)
+	}
+	if streams != nil {
+		stdout, stderr, stdin = streams.Stdout, streams.Stderr, streams.Stdin
+	}
 	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
 		User:         r.cfg.User,
-		AttachStdin:  req.Stdin != nil,
+		AttachStdin:  stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
 		Env:          env,
@@ -103,9 +128,11 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		return engine.ExecResult{}, fmt.Errorf("start exec: %w", err)
 	}
 	defer att.Close()
-	if req.Stdin != nil {
+	if stdin != nil {
+		// Closed once the input ends, so a command reading to EOF ends too; one that exits
+		// first ends the exec whatever is left unread (the copy stops with the connection).
 		go func() {
-			_, _ = att.Conn.Write(req.Stdin)
+			_, _ = io.Copy(att.Conn, stdin)
 			_ = att.CloseWrite()
 		}()
 	}

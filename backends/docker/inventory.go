@@ -31,8 +31,11 @@ func (r *Runtime) Environments(ctx context.Context) ([]engine.Environment, error
 		if !ok || slug == "" {
 			continue
 		}
+		// Only the containers labelled as the network's project: a container of anyone else
+		// attached to it is not ours to remove (the network rm then says it is in use).
+		owned := "--filter label=" + LabelProjectID + "=" + n.Labels[LabelProjectID]
 		out = append(out, engine.Environment{Slug: slug, Kind: "docker network", Name: n.Name,
-			Remove: "docker rm -f $(docker ps -aq --filter network=" + n.Name + "); docker network rm " + n.Name})
+			Remove: "docker rm -f $(docker ps -aq --filter network=" + n.Name + " " + owned + "); docker network rm " + n.Name})
 	}
 	if r.cfg.Volumes {
 		return out, nil

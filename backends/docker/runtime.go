@@ -18,7 +18,8 @@
 // of its container record and start spec, and the runtime's own (PORT, PROJECT_ID,
 // CONTAINER_ID, CONTAINER_NAME), so store or object-store credentials stay out.
 //
-// Stopping a container removes it (its files stay in the project directory): the next start
+// Stopping a container removes it (its files stay in the project directory, its log is kept
+// under <StateDir>/docker-logs until the next stop or the hibernation): the next start
 // creates it afresh with the spec it is given, in a few hundred milliseconds. A container whose
 // command ended by itself is kept, so its exit code and log can be read, until it is stopped or
 // started again.
@@ -95,8 +96,9 @@ type Config struct {
 	// StateDir holds the generated compose files, <StateDir>/docker-compose-projects/<slug>.yml,
 	// and the start records they are made from.
 	StateDir string
-	// Image is what every container runs (DEVSERVER_IMAGE; default DefaultImage). It needs a
-	// POSIX sh, and tr, grep and kill for Exec's timeout to find and kill what a command left.
+	// Image is what every container runs (DEVSERVER_IMAGE; default DefaultImage, which `make
+	// image` builds: dockertest/mkimage). It needs a POSIX sh, and tr, grep and kill for Exec's
+	// timeout to find and kill what a command left.
 	Image string
 	// AppDomain is the domain of the Traefik routes: <slug>-<container>.<AppDomain>.
 	AppDomain string
@@ -398,7 +400,7 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 	r.netMu.Lock()
 	defer r.netMu.Unlock()
 	name := r.networkName(p)
-	ids, err := r.networksNamed(ctx, name)
+	ids, err := r.projectNetworks(ctx, p, name)
 	if err != nil {
 		return "", err
 	}
@@ -409,7 +411,7 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 		if _, err := r.cli.NetworkCreate(ctx, name, client.NetworkCreateOptions{Driver: "bridge", Labels: labels}); err != nil && !cerrdefs.IsConflict(err) {
 			return "", fmt.Errorf("create network %s: %w", name, err)
 		}
-		if ids, err = r.networksNamed(ctx, name); err != nil {
+		if ids, err = r.projectNetworks(ctx, p, name); err != nil {
 			return "", err
 		}
 		if len(ids) == 0 {
@@ -439,6 +441,28 @@ func (r *Runtime) networksNamed(ctx context.Context, name string) ([]string, err
 		if n.Name == name { // the filter matches substrings
 			ids = append(ids, n.ID)
 		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+// projectNetworks is networksNamed for the project's own network. A network of that name whose
+// labels say it is not the project's (of another sailtui with the same prefix, or of a deleted
+// project whose slug was taken again) is refused with ErrExists: it is neither used nor removed.
+func (r *Runtime) projectNetworks(ctx context.Context, p engine.Project, name string) ([]string, error) {
+	res, err := r.cli.NetworkList(ctx, client.NetworkListOptions{Filters: client.Filters{}.Add("name", name)})
+	if err != nil {
+		return nil, fmt.Errorf("list networks: %w", err)
+	}
+	var ids []string
+	for _, n := range res.Items {
+		if n.Name != name {
+			continue
+		}
+		if n.Labels[LabelProjectID] != p.ID {
+			return nil, fmt.Errorf("a Docker network named %s exists and is not this project's, so it is left alone; choose another SAILTUI_DOCKER_NETWORK_PREFIX or see sailtui doctor: %w", name, engine.ErrExists)
+		}
+		ids = append(ids, n.ID)
 	}
 	sort.Strings(ids)
 	return ids, nil
@@ -520,7 +544,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error
-	dirs := []string{r.recordDir(p)}
+	dirs := []string{r.recordDir(p), r.logDir(p)}
 	if r.cfg.Volumes {
 		if err := r.removeVolume(ctx, p); err != nil {
 			errs = append(errs, err)
@@ -546,7 +570,10 @@ func (r *Runtime) removeNetwork(ctx context.Context, p engine.Project) error {
 	r.netMu.Lock()
 	defer r.netMu.Unlock()
 	name := r.networkName(p)
-	ids, err := r.networksNamed(ctx, name)
+	ids, err := r.projectNetworks(ctx, p, name)
+	if errors.Is(err, engine.ErrExists) {
+		return nil // not this project's network: nothing of ours to remove
+	}
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,6 +28,15 @@ func logsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Following a container that is not running would wait, silently, for someone to
+			// start it (as docker logs -f of a stopped container does not): print what it
+			// left and say why it ends. The console's log pane waits, with its state shown.
+			stopped := ""
+			if opts.Follow {
+				if st, ok := containerState(cmd.Context(), eng, args[0], args[1]); ok && st != engine.ContainerRunning && st != engine.ContainerStarting {
+					stopped, opts.Follow = string(st), false
+				}
+			}
 			rc, err := eng.Logs(cmd.Context(), args[0], args[1], opts)
 			if err != nil {
 				return err
@@ -36,6 +46,10 @@ func logsCmd(a *app) *cobra.Command {
 			if err != nil && cmd.Context().Err() != nil {
 				return nil // interrupted while following: the normal way out
 			}
+			if err == nil && stopped != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "sailtui: %s/%s is %s: that is its whole log, not following (sailtui container start %s %s starts it)\n",
+					args[0], args[1], stopped, args[0], args[1])
+			}
 			return err
 		},
 	}
@@ -44,13 +58,40 @@ func logsCmd(a *app) *cobra.Command {
 	return cmd
 }
 
+// containerState is the state of one container as the runtime reports it; ok is false when
+// it cannot be told (the engine's error is then the one the caller meets next).
+func containerState(ctx context.Context, eng *engine.Engine, slug, name string) (engine.ContainerState, bool) {
+	_, views, err := eng.Containers(ctx, slug)
+	if err != nil {
+		return "", false
+	}
+	for _, v := range views {
+		if v.Name == name {
+			return v.Status.State, v.Status.State != engine.ContainerUnknown
+		}
+	}
+	return "", false
+}
+
 func execCmd(a *app) *cobra.Command {
 	var req engine.ExecRequest
+	var interactive bool
 	cmd := &cobra.Command{
 		Use:   "exec SLUG CONTAINER -- CMD [ARG...]",
 		Short: "Run a command in a container's directory; exits with the command's exit code",
+		Long: `Run a command in a container's directory; exits with the command's exit code.
+
+Output and input are streamed, as with docker exec -i (docker mode; other runtimes print the
+output once the command is done and give it no input): stdout and stderr arrive as the command
+writes them, and input that is piped or redirected is passed to the command, which sees its end
+when it ends. A terminal's input is passed only with -i, line by line. No TTY is allocated
+(there is no -t): the command's stdin, stdout and stderr are pipes, so programs that need a
+terminal (editors, pagers, prompts) do not work as with docker exec -it. With -o json nothing is
+streamed or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
 		Example: `  sailtui exec shop web -- ls -la
-  sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'`,
+  sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'
+  sailtui exec shop db -- psql < dump.sql
+  sailtui exec -i shop web -- sh`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 2 {
@@ -61,7 +102,18 @@ func execCmd(a *app) *cobra.Command {
 				return err
 			}
 			req.Argv = args[2:]
-			res, err := eng.Exec(cmd.Context(), args[0], args[1], req)
+			var res engine.ExecResult
+			if a.cfg.Output == "json" {
+				res, err = eng.Exec(cmd.Context(), args[0], args[1], req)
+			} else {
+				s := engine.ExecStreams{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+				// As docker exec: a pipe or a file is input for the command; a terminal is
+				// only with -i (a command that never reads would otherwise sit on it).
+				if f, ok := cmd.InOrStdin().(*os.File); !ok || interactive || !isTerminal(f) {
+					s.Stdin = cmd.InOrStdin()
+				}
+				res, err = eng.ExecStream(cmd.Context(), args[0], args[1], req, s)
+			}
 			if err != nil {
 				return err
 			}
@@ -76,8 +128,6 @@ func execCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				cmd.OutOrStdout().Write(res.Stdout)
-				cmd.ErrOrStderr().Write(res.Stderr)
 				if res.TimedOut {
 					fmt.Fprintf(cmd.ErrOrStderr(), "sailtui: exec timed out after %s; the command was killed\n", req.Timeout)
 				}
@@ -93,7 +143,8 @@ func execCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().DurationVar(&req.Timeout, "timeout", 10*time.Minute, "kill the command after this long")
 	cmd.Flags().StringVar(&req.Dir, "workdir", "", "working directory relative to the container's directory")
-	cmd.Flags().IntVar(&req.MaxOutput, "max-output", 16<<20, "cap on stdout and stderr each, in bytes")
+	cmd.Flags().IntVar(&req.MaxOutput, "max-output", 16<<20, "cap on stdout and stderr each, in bytes (-o json, and runtimes that do not stream)")
+	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "pass a terminal's input too (piped input always is); no TTY is allocated")
 	return cmd
 }
 

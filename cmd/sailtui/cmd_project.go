@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -24,17 +25,23 @@ type projectRow struct {
 	LastActivity time.Time `json:"last_activity"`
 	CreatedAt    time.Time `json:"created_at"`
 	Operation    string    `json:"operation,omitempty"`
+	// NextStep says what moves a failed project on (engine.NextStep).
+	NextStep string `json:"next_step,omitempty"`
 }
 
 func rowOf(p engine.Project) projectRow {
 	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
-		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind)}
+		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
+		NextStep: engine.NextStep(p)}
 }
 
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 	r := rowOf(p)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.Status, r.StatusReason)
+		if r.NextStep != "" {
+			fmt.Fprintf(tw, "next: %s\n", r.NextStep)
+		}
 	})
 }
 
@@ -71,6 +78,12 @@ func projectsCmd(a *app) *cobra.Command {
 						st += " (" + r.Operation + ")"
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, r.Name, st, ago(r.LastActivity, now), r.Owner)
+				}
+				// Under the table, so its columns stay as they are: each failed project's way on.
+				for _, r := range rows {
+					if r.NextStep != "" {
+						fmt.Fprintf(tw, "\n%s is failed: %s\n  next: %s\n", r.Slug, r.StatusReason, r.NextStep)
+					}
 				}
 			})
 		},
@@ -167,11 +180,19 @@ func projectCmd(a *app) *cobra.Command {
 }
 
 // containerRow is the stable JSON of a container.
+//
+// Port is the port the service listens on: in docker mode inside its container (what its PORT
+// is), the one it runs with when it runs or exited, else the one its next start gives it (the
+// container's --port, else its TESSLATE.md's, else 3000). Elsewhere it is where this machine
+// reaches a running container, else the container's --port. HostPort is where this machine
+// reaches it while it runs; ExitCode is set for an exited container only.
 type containerRow struct {
 	Name      string                `json:"name"`
 	Directory string                `json:"directory"`
 	Status    engine.ContainerState `json:"status"`
 	Port      int                   `json:"port"`
+	HostPort  int                   `json:"host_port,omitempty"`
+	ExitCode  *int                  `json:"exit_code,omitempty"`
 	URL       string                `json:"url"`
 	LocalURL  string                `json:"local_url,omitempty"`
 	PID       int                   `json:"pid,omitempty"`
@@ -196,30 +217,60 @@ func containersCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, views, err := eng.Containers(cmd.Context(), args[0])
+			p, views, err := eng.Containers(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			rows := make([]containerRow, len(views))
 			for i, v := range views {
-				port := v.Status.HostPort
-				if port == 0 {
-					port = v.Port
-				}
+				port := servicePort(cmd.Context(), eng, p, v)
 				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
-					URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command}
+					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command}
+				if v.Status.State == engine.ContainerExited {
+					code := v.Status.ExitCode
+					rows[i].ExitCode = &code
+				}
 				if !v.Status.StartedAt.IsZero() && v.Status.State == engine.ContainerRunning {
 					rows[i].Uptime = time.Since(v.Status.StartedAt).Round(time.Second).String()
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "NAME\tDIRECTORY\tSTATUS\tPORT\tURL\tUPTIME")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), r.Status, r.Port, r.URL, r.Uptime)
+				for i, r := range rows {
+					status := string(r.Status)
+					if r.ExitCode != nil {
+						status += fmt.Sprintf(" (%d)", *r.ExitCode)
+					}
+					url := r.URL
+					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
+						url = st.LocalURL // the route would not resolve: no router is configured
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), status, r.Port, url, r.Uptime)
 				}
 			})
 		},
 	}
+}
+
+// servicePort is a container's port as containerRow defines it.
+func servicePort(ctx context.Context, eng *engine.Engine, p engine.Project, v engine.ContainerView) int {
+	if v.Status.Port > 0 {
+		return v.Status.Port // what it runs with
+	}
+	if eng.Mode() == "docker" {
+		// Not made yet: what a start would give it, read as a start reads it.
+		if spec, err := eng.StartSpecFor(ctx, p, v.Container); err == nil && spec.Port > 0 {
+			return spec.Port
+		}
+		if v.Port > 0 {
+			return v.Port
+		}
+		return docker.DefaultPort
+	}
+	if v.Status.HostPort > 0 {
+		return v.Status.HostPort
+	}
+	return v.Port
 }
 
 func containerCmd(a *app) *cobra.Command {

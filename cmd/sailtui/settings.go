@@ -164,7 +164,7 @@ var settings = []setting{
 	{env: "SAILTUI_DEFAULT_COMMAND", def: "sailtui devserver --dir . --port \"$PORT\"", meaning: "what a container runs when neither it nor its TESSLATE.md names a command",
 		parse: func(c *config, v string) error { c.DefaultCommand, c.defaultCommandSet = v, true; return nil },
 		value: func(c *config) string { return c.DefaultCommand }},
-	{env: "DEVSERVER_IMAGE", def: docker.DefaultImage, meaning: "docker mode: the image every container runs",
+	{env: "DEVSERVER_IMAGE", def: docker.DefaultImage, meaning: "docker mode: the image every container runs (make image builds it)",
 		parse: field(func(c *config) *string { return &c.DevserverImage }, asIs), value: func(c *config) string { return orDefault(c.DevserverImage, docker.DefaultImage) }},
 	{env: "APP_DOMAIN", def: docker.DefaultAppDomain, meaning: "docker mode: Traefik routes <slug>-<container>.<APP_DOMAIN> to a container",
 		parse: field(func(c *config) *string { return &c.AppDomain }, asIs), value: func(c *config) string { return orDefault(c.AppDomain, docker.DefaultAppDomain) }},
