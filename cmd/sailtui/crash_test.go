@@ -43,6 +43,7 @@ var crashRuntimes = []crashRuntime{
 	{"local", localCrashEnv},
 	{"docker", dockerCrashEnv},
 	{"kubernetes", kubeCrashEnv},
+	{"kubernetes-node", kubeNodeCrashEnv},
 }
 
 // localCrashEnv: the embedded default; containers are this binary's devserver processes.

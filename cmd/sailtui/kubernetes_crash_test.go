@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -128,5 +129,66 @@ func checkLineage(t *testing.T, cl *k8stest.Cluster, c *cli, slug string) {
 	if orig.Status == nil || orig.Status.SnapshotHandle == nil || pre.Spec.Source.SnapshotHandle == nil ||
 		*pre.Spec.Source.SnapshotHandle != *orig.Status.SnapshotHandle {
 		t.Fatalf("the PVC is not made from the newest hibernation snapshot (%s)", loc)
+	}
+}
+
+// kubeNodeCrashEnv: DEPLOYMENT_MODE=kubernetes on the run's real node (real pods, snapshots
+// that copy real data). The tree is the project's files as its pod sees them: paths, modes,
+// sizes, link targets and SHA-256, listed from inside the dev container.
+func kubeNodeCrashEnv(t *testing.T, _ string) crashEnv {
+	n := k8stest.StartNode(t)
+	c := newCLI(t)
+	c.env = []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + n.Env.Kubeconfig,
+		"K8S_STORAGE_CLASS=" + n.Env.StorageClass, "K8S_SNAPSHOT_CLASS=" + n.Env.SnapshotClass,
+		"DEVSERVER_IMAGE=" + n.Env.Image, "K8S_PVC_SIZE=1Gi", "APP_DOMAIN=sail.test",
+		"K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=60"}
+	var slugs []string
+	t.Cleanup(func() {
+		// The node serves the whole run: take this test's pods off it.
+		for _, slug := range slugs {
+			if p, _ := c.stored(slug); p.ID != "" {
+				_ = n.Client.CoreV1().Namespaces().Delete(context.Background(), "proj-"+p.ID, metav1.DeleteOptions{})
+			}
+		}
+	})
+	return crashEnv{
+		c: c, owner: "tester",
+		setup: func(t *testing.T, c *cli, slug string) {
+			slugs = append(slugs, slug)
+			c.ok("project", "create", slug, "--owner", "tester")
+			c.ok("container", "add", slug, "web", "--dir", "web", "--port", "8080", "--command", `exec sailtui devserver --port "$PORT"`)
+			c.ok("project", "start", slug)
+			if r := c.runIn(strings.NewReader("put through files put\n"), nil, "files", "put", slug, "web/put.txt"); r.code != 0 {
+				t.Fatalf("files put: exit %d: %s", r.code, r.stderr)
+			}
+			c.ok("exec", slug, "web", "--", "sh", "-c", `set -e; mkdir -p deep/a empty; printf 'x\n' > deep/a/leaf
+i=0; while [ $i -lt 50 ]; do echo $i > deep/n$i; i=$((i+1)); done
+head -c 300000 /dev/urandom > rand.bin; chmod 0600 rand.bin; ln -s deep/a link; ln -s ../gone dangling`)
+		},
+		digest: func(t *testing.T, slug string) map[string]string {
+			out := c.ok("exec", slug, "web", "--", "sh", "-c", `cd .. && find . -mindepth 1 ! -name '.sailtui-*' | LC_ALL=C sort | while IFS= read -r f; do
+  m=$(stat -c '%f %s' "$f")
+  if [ -L "$f" ]; then x="-> $(readlink "$f")"; elif [ -f "$f" ]; then x=$(sha256sum < "$f"); x=${x%% *}; else x=-; fi
+  printf '%s %s %s\n' "$f" "$m" "$x"
+done`)
+			m := map[string]string{}
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				path, rest, _ := strings.Cut(line, " ")
+				m[path] = rest
+			}
+			if len(m) < 55 {
+				t.Fatalf("the pod sees only %d entries:\n%s", len(m), out)
+			}
+			return m
+		},
+		serving: func(t *testing.T, c *cli, slug string) {
+			deadline := time.Now().Add(2 * time.Minute)
+			for c.containers(slug)["web"].Status != "running" {
+				if time.Now().After(deadline) {
+					t.Fatalf("web not running: %+v", c.containers(slug))
+				}
+				time.Sleep(300 * time.Millisecond)
+			}
+		},
 	}
 }
