@@ -2,10 +2,14 @@
 // kube-controller-manager, built from the Go module proxy by the tool module in
 // backends/kubernetes/controlplane/tools (make tools), started on free loopback ports with their
 // state in a temporary directory, with the VolumeSnapshot CRDs of the external-snapshotter client
-// installed. There is no kubelet, scheduler or CSI driver: pods stay Pending and snapshots never
-// become ready unless a test plays those parts with MarkPodsReady, ReadySnapshots, StartKubelet and
-// StartSnapshotter. A test that cannot get a control plane fails with the command that builds
-// one; it never skips (DESIGN.md, "Test tiers").
+// installed. Such a control plane has no kubelet, scheduler or CSI driver: its pods stay Pending
+// and its snapshots never become ready unless a test plays those parts with MarkPodsReady,
+// ReadySnapshots, StartKubelet and StartSnapshotter, which suits tests of the objects themselves.
+//
+// Everything that needs a process in a pod runs on the real node instead (node.go: ServeNode,
+// StartNode): a kubelet on a containerd of its own under a control plane of its own, with
+// storage that keeps real data, one per test run. A test that cannot get its control plane or
+// its node fails with the way to get one; it never skips (DESIGN.md, "Test tiers").
 package k8stest
 
 import (
