@@ -1,10 +1,13 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/kubernetes/deploy"
+	"github.com/sailtui/sailtui/engine"
 )
 
 // manifestsCmd prints what a cluster needs to run the headless sweeps as CronJobs. It touches
@@ -30,6 +33,12 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
   kubectl -n sailtui-system create secret generic sailtui-secrets --from-literal=DATABASE_URL=...`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Image == "" {
+				// A CronJob on :latest runs whatever was pushed last, a different sailtui from
+				// one run to the next.
+				return fmt.Errorf("this sailtui is a development build, with no release version to name its image by: "+
+					"give the image the CronJobs run with --image (e.g. --image registry.example.com/sailtui:1.2.0): %w", engine.ErrBadInput)
+			}
 			b, err := deploy.YAML(o)
 			if err != nil {
 				return err
@@ -40,17 +49,18 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Namespace, "namespace", kubernetes.SweeperNamespace, "namespace of the ServiceAccount and the CronJobs")
-	fs.StringVar(&o.Image, "image", o.Image, "the sailtui image the CronJobs run")
+	fs.StringVar(&o.Image, "image", o.Image, "the sailtui image the CronJobs run (default: this release's sailtui:<version>; required for a development build)")
 	fs.BoolVar(&o.S3Snapshots, "s3-snapshots", false, "no CSI snapshot class (K8S_USE_S3_SNAPSHOTS=true): grant pods/exec in project namespaces for the S3 sandwich")
 	fs.StringVar(&o.ConfigMap, "config-map", deploy.DefaultConfigMap, "ConfigMap the sweeps take their settings from (envFrom; not created)")
 	fs.StringVar(&o.Secret, "secret", deploy.DefaultSecret, "Secret with DATABASE_URL and AWS credentials (envFrom; not created)")
 	return cmd
 }
 
-// defaultImage is the image of this build: a release's version tag, else deploy.DefaultImage.
+// defaultImage is the image of this build: a release's version tag; "" for a development
+// build, which must be told (never :latest).
 func defaultImage() string {
 	if version == "" || version == "dev" {
-		return deploy.DefaultImage
+		return ""
 	}
 	return "sailtui:" + version
 }

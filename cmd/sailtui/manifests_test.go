@@ -26,7 +26,7 @@ func TestManifestsCommand(t *testing.T) {
 		args []string
 		opts deploy.Options
 	}{
-		{nil, deploy.Options{Image: deploy.DefaultImage}},
+		{[]string{"--image", "sailtui:1.0.0"}, deploy.Options{Image: "sailtui:1.0.0"}},
 		{[]string{"--namespace", "ops", "--image", "registry.example.com/sailtui:1.2.3", "--s3-snapshots", "--config-map", "cm", "--secret", "sec"},
 			deploy.Options{Namespace: "ops", Image: "registry.example.com/sailtui:1.2.3", S3Snapshots: true, ConfigMap: "cm", Secret: "sec"}},
 	}
@@ -67,7 +67,13 @@ func TestManifestsCommand(t *testing.T) {
 			t.Errorf("pods/exec granted: %v, want %v", s3, tc.opts.S3Snapshots)
 		}
 	}
-	r := c.run("manifests", "--namespace", "Not_A_Name")
+	// A development build (this test binary is one) has no version to name its image by: the
+	// image must be given, and the CronJobs never run :latest.
+	r := c.run("manifests")
+	if r.code != 2 || !strings.Contains(r.stderr, "--image") || strings.Contains(r.stdout, ":latest") {
+		t.Fatalf("manifests without --image on a development build: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+	r = c.run("manifests", "--image", "sailtui:1.0.0", "--namespace", "Not_A_Name")
 	if r.code != 2 || !strings.Contains(r.stderr, "Not_A_Name") {
 		t.Fatalf("bad namespace: exit %d, %q", r.code, r.stderr)
 	}
