@@ -155,6 +155,9 @@ func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags, m metri
 	r := headless.Runner{
 		Sweep: which, Metrics: m, Log: a.log, Stdout: cmd.OutOrStdout(), ExitCode: exitCodeOf,
 		RunSweep: func(ctx context.Context, sweep string) (engine.SweepReport, error) {
+			if err := a.cfg.checkHeadlessStore(); err != nil {
+				return engine.SweepReport{}, err
+			}
 			return runSweep(ctx, a, cmd, sweep, f)
 		},
 	}

@@ -101,6 +101,17 @@ func (c *config) bindFlags(global, root *pflag.FlagSet) {
 	global.StringVarP(&c.Output, "output", "o", c.Output, "output format: table or json")
 }
 
+// checkHeadlessStore refuses a headless sweep in a pod (kubernetes mode on the in-cluster
+// service account) without DATABASE_URL: its embedded store would be a fresh SQLite in the
+// pod's scratch space, so every run would find no project and report success.
+func (c *config) checkHeadlessStore() error {
+	inPod := os.Getenv("KUBERNETES_SERVICE_HOST") != "" && c.env["KUBECONFIG"] == "" && c.KubeContext == ""
+	if c.Mode == "kubernetes" && inPod && c.DatabaseURL == "" {
+		return fmt.Errorf("a headless sweep in a pod needs DATABASE_URL (the platform's PostgreSQL): without it the store would be an empty SQLite in the pod, and the sweep would find nothing: %w", engine.ErrBadInput)
+	}
+	return nil
+}
+
 func (c *config) validate() error {
 	switch c.Output {
 	case "table", "json":

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,6 +199,9 @@ func TestHeadlessBadConfig(t *testing.T) {
 		{refusal{"unreachable database", []string{fmt.Sprintf("DATABASE_URL=postgres://sailtui@127.0.0.1:%d/sailtui?sslmode=disable&connect_timeout=5", port)},
 			[]string{"--idle", "1ns"}, 2, []string{fmt.Sprintf("127.0.0.1:%d", port), "DATABASE_URL"}}, true},
 		{refusal{"prefix with ..", []string{"S3_PROJECTS_PREFIX=a/../b"}, []string{"--idle", "1ns"}, 2, []string{"S3_PROJECTS_PREFIX", "component"}}, true},
+		// In a pod, a CronJob without DATABASE_URL would sweep a fresh, empty SQLite every time.
+		{refusal{"in a pod without DATABASE_URL", []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=", "KUBERNETES_SERVICE_HOST=127.0.0.1",
+			"KUBERNETES_SERVICE_PORT=" + strconv.Itoa(port)}, []string{"--idle", "1ns"}, 2, []string{"DATABASE_URL", "pod"}}, true},
 		// A kubernetes setting is read with the others: refused before the cluster is looked for.
 		{refusal{"kubernetes setting", []string{"DEPLOYMENT_MODE=kubernetes", "KUBECONFIG=" + filepath.Join(c.state, "no-kubeconfig"), "K8S_PVC_SIZE=big"},
 			[]string{"--idle", "1ns"}, 2, []string{"K8S_PVC_SIZE", "5Gi"}}, false},
