@@ -211,6 +211,10 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	}
 	url := txt(cv.Status.URL, th.Value)
 	switch {
+	case cv.Status.Detail != "" && state != engine.ContainerRunning:
+		// Why it does not run (ImagePullBackOff, a crash loop...) matters more than a URL
+		// that does not answer.
+		url = txt(cv.Status.Detail, th.Muted)
 	case (cv.Status.URL == "" || cv.Status.Unrouted) && cv.Status.LocalURL != "":
 		// Unrouted: no router serves the route, the loopback port is what works here.
 		url = txt(cv.Status.LocalURL, th.Value)

@@ -138,8 +138,8 @@ func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[st
 	for _, p := range pods.Items {
 		if p.DeletionTimestamp == nil && (p.Status.Phase == corev1.PodPending || p.Status.Phase == corev1.PodRunning) {
 			if why := crashed(&p); why != "" {
-				// Waiting out a crash loop would only delay the answer.
-				return "", "", fmt.Errorf("%s is not running in %s (%s); see its logs: %w", what, ns, why, engine.ErrBadState)
+				// Waiting out a crash loop or a failed pull would only delay the answer.
+				return "", "", fmt.Errorf("%s is not running in %s (%s): %w", what, ns, why, engine.ErrBadState)
 			}
 			return "", pendingDetail(&p), nil
 		}
@@ -168,14 +168,21 @@ func containersRunning(p *corev1.Pod) bool {
 	return true
 }
 
-// crashed says how a container of the pod that has exited and is waiting to be restarted
-// ended ("" when none has).
+// crashed says why a container of the pod will not run without someone changing something:
+// it has exited and waits to be restarted, or its image cannot be pulled or used ("" when
+// neither: it is still coming).
 func crashed(p *corev1.Pod) string {
 	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running != nil || cs.RestartCount == 0 {
+		if cs.State.Running != nil {
 			continue
 		}
-		if t := cs.LastTerminationState.Terminated; t != nil {
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError":
+				return strings.TrimSpace(w.Reason + ": " + w.Message)
+			}
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && cs.RestartCount > 0 {
 			return fmt.Sprintf("exited %d times, last with code %d", cs.RestartCount, t.ExitCode)
 		}
 	}

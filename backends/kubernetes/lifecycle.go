@@ -422,6 +422,10 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	}
 	for _, c := range cs {
 		fmt.Fprintf(&b, "container %s: %s\n", c.Name, r.URL(p, c))
+		// Why a pod is stuck (an image that cannot be pulled, a crash loop, unschedulable).
+		if st, err := r.ContainerStatus(ctx, p, c); err == nil && st.State != engine.ContainerRunning && st.Detail != "" {
+			fmt.Fprintf(&b, "  %s: %s\n", st.State, st.Detail)
+		}
 	}
 	return b.String(), nil
 }

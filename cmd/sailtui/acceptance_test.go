@@ -8,8 +8,8 @@ import (
 )
 
 type jsonContainer struct {
-	Name, Directory, Status, URL string
-	Port                         int
+	Name, Directory, Status, URL, Detail string
+	Port                                 int
 }
 
 type jsonSnapshot struct {

@@ -196,8 +196,11 @@ type containerRow struct {
 	URL       string                `json:"url"`
 	LocalURL  string                `json:"local_url,omitempty"`
 	PID       int                   `json:"pid,omitempty"`
-	Uptime    string                `json:"uptime,omitempty"`
-	Command   string                `json:"command,omitempty"`
+	// Detail says why a container is not running as asked (ImagePullBackOff, a crash loop,
+	// unschedulable, failing probes), or what holds it (paused for a snapshot).
+	Detail  string `json:"detail,omitempty"`
+	Uptime  string `json:"uptime,omitempty"`
+	Command string `json:"command,omitempty"`
 }
 
 func containersCmd(a *app) *cobra.Command {
@@ -225,7 +228,8 @@ func containersCmd(a *app) *cobra.Command {
 			for i, v := range views {
 				port := servicePort(cmd.Context(), eng, p, v)
 				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
-					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command}
+					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
+					Detail: v.Status.Detail}
 				if v.Status.State == engine.ContainerExited {
 					code := v.Status.ExitCode
 					rows[i].ExitCode = &code
@@ -240,6 +244,10 @@ func containersCmd(a *app) *cobra.Command {
 					status := string(r.Status)
 					if r.ExitCode != nil {
 						status += fmt.Sprintf(" (%d)", *r.ExitCode)
+					}
+					if r.Detail != "" && r.Status != engine.ContainerRunning {
+						// Why it does not run is what an operator looks for first.
+						status += ": " + clip(printable(r.Detail), 70)
 					}
 					url := r.URL
 					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
