@@ -84,8 +84,14 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: %w", p.Slug, ErrTouched))
 	}
 	progress(Progress{Phase: "teardown"})
-	// From here the snapshot is the project: a failure to tear down must not put the project
-	// back to active with a half-removed tree, so it is retried and otherwise reported.
+	return e.tearDown(ctx, o, p, cs, snap, "teardown failed")
+}
+
+// tearDown removes the environment of a hibernation whose snapshot snap is ready, and ends it
+// hibernated from snap. From here the snapshot is the project: a failure to tear down must not
+// put the project back to active with a half-removed tree, so it is retried and otherwise
+// reported (failed says how, in the error), the project failed with snap to wake from.
+func (e *Engine) tearDown(ctx context.Context, o *op, p Project, cs []Container, snap Snapshot, failed string) (Project, error) {
 	var destroyErr error
 	for range 2 {
 		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
@@ -95,7 +101,7 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	if destroyErr != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
 			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
-			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed: %w", p.Slug, snap.ID, destroyErr))
+			fmt.Errorf("hibernate %s: snapshot %s is ready but %s: %w", p.Slug, snap.ID, failed, destroyErr))
 	}
 	if err := o.step(ctx, "torn-down"); err != nil {
 		return o.p, err
@@ -132,25 +138,7 @@ func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error)
 		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
 	}
 	progressFor(ctx, p.ID, OpHibernate)(Progress{Phase: "teardown"})
-	var destroyErr error
-	for range 2 {
-		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
-			break
-		}
-	}
-	if destroyErr != nil {
-		return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown incomplete; wake restores from " + snap.ID,
-			SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpFailed,
-			fmt.Errorf("hibernate %s: snapshot %s is ready but teardown failed again: %w", p.Slug, snap.ID, destroyErr))
-	}
-	if err := o.step(ctx, "torn-down"); err != nil {
-		return o.p, err
-	}
-	done, err := o.finish(ctx, Release{To: StatusHibernated, SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpDone, nil)
-	if err == nil {
-		e.rotate(ctx, done, SnapshotHibernation, e.cfg.KeepAutoSnapshots)
-	}
-	return done, err
+	return e.tearDown(ctx, o, p, cs, snap, "teardown failed again")
 }
 
 // putBack ends a hibernation that must not go on: the storage is intact, the containers that

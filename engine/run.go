@@ -316,18 +316,9 @@ func (e *Engine) Containers(ctx context.Context, ref string) (Project, []Contain
 // an operation that needs the project stops it first, and the caller then gets an error that
 // names the operation, never a success whose writes were lost.
 func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (ExecResult, error) {
-	if err := e.writable("exec"); err != nil {
-		return ExecResult{}, err
-	}
-	if err := req.Validate(); err != nil {
-		return ExecResult{}, fmt.Errorf("exec: %w", err)
-	}
-	_, c, err := e.container(ctx, ref, name)
+	c, req, err := e.execTarget(ctx, ref, name, req)
 	if err != nil {
 		return ExecResult{}, err
-	}
-	if req.Timeout == 0 {
-		req.Timeout = 10 * time.Minute
 	}
 	var res ExecResult
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
@@ -336,6 +327,25 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 		return err
 	})
 	return res, err
+}
+
+// execTarget checks an exec request and finds its container; a request without a timeout
+// gets the default of 10 minutes.
+func (e *Engine) execTarget(ctx context.Context, ref, name string, req ExecRequest) (Container, ExecRequest, error) {
+	if err := e.writable("exec"); err != nil {
+		return Container{}, req, err
+	}
+	if err := req.Validate(); err != nil {
+		return Container{}, req, fmt.Errorf("exec: %w", err)
+	}
+	_, c, err := e.container(ctx, ref, name)
+	if err != nil {
+		return Container{}, req, err
+	}
+	if req.Timeout == 0 {
+		req.Timeout = 10 * time.Minute
+	}
+	return c, req, nil
 }
 
 // ExecStream is Exec with the command's streams attached when the runtime can (ExecStreamer):
@@ -351,18 +361,9 @@ func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecReque
 		}
 		return res, err
 	}
-	if err := e.writable("exec"); err != nil {
-		return ExecResult{}, err
-	}
-	if err := req.Validate(); err != nil {
-		return ExecResult{}, fmt.Errorf("exec: %w", err)
-	}
-	_, c, err := e.container(ctx, ref, name)
+	c, req, err := e.execTarget(ctx, ref, name, req)
 	if err != nil {
 		return ExecResult{}, err
-	}
-	if req.Timeout == 0 {
-		req.Timeout = 10 * time.Minute
 	}
 	var res ExecResult
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
