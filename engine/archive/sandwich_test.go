@@ -13,6 +13,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/dirstore"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 type dirsUnder string
@@ -159,21 +160,6 @@ func TestSwapIn(t *testing.T) {
 	}
 }
 
-// wideWindow wraps b (at most 128 KiB) in a zstd frame, built by hand as a hostile object
-// would be, whose header asks for a window of 1<<windowLog bytes.
-func wideWindow(t *testing.T, b []byte, windowLog int) []byte {
-	t.Helper()
-	if len(b) > 128<<10 {
-		t.Fatal("wideWindow: one raw block holds at most 128 KiB")
-	}
-	out := []byte{0x28, 0xb5, 0x2f, 0xfd, // magic
-		0x00,                    // no content size, not single-segment, no checksum, no dictionary
-		byte(windowLog-10) << 3} // window descriptor: exponent, mantissa 0
-	hdr := 1 | len(b)<<3 // last block, raw
-	out = append(out, byte(hdr), byte(hdr>>8), byte(hdr>>16))
-	return append(out, b...)
-}
-
 // TestExtractWindowLimit checks that the window a stream asks for is capped before decoding
 // starts: over the limit is bad input, at or under it extracts.
 func TestExtractWindowLimit(t *testing.T) {
@@ -191,7 +177,7 @@ func TestExtractWindowLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := t.TempDir()
-			_, err := Extract(context.Background(), bytes.NewReader(wideWindow(t, tarball, tc.window)), target, tc.lim)
+			_, err := Extract(context.Background(), bytes.NewReader(archivetest.WideWindow(t, tarball, tc.window)), target, tc.lim)
 			if tc.ok && err != nil {
 				t.Fatalf("Extract: %v", err)
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
 // Hostile archives, with a correct checksum, are refused before anything changes: nothing is
@@ -58,7 +59,7 @@ func testHostileObjects(t *testing.T, s *suite) {
 		{name: "truncated archive", obj: trunc, want: io.ErrUnexpectedEOF},
 		// A stream whose header asks for a 64 MiB window is refused before anything is
 		// decoded: sailtui's archives use 1 MiB.
-		{name: "64 MiB window", obj: WideWindow(t, plain, 26), want: engine.ErrBadInput, inMsg: "window"},
+		{name: "64 MiB window", obj: archivetest.WideWindow(t, plain, 26), want: engine.ErrBadInput, inMsg: "window"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			snap := s.stored(t, fmt.Sprintf("h-%d", i), tc.obj)
