@@ -41,7 +41,7 @@ func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
 func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) (Project, error) {
 	p := o.p
 	progress := progressFor(ctx, p.ID, OpHibernate)
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
 	}
@@ -133,7 +133,7 @@ func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error)
 	if err := o.step(ctx, "stopped"); err != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, err)
 	}
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: p.StatusReason}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
 	}
@@ -207,7 +207,7 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 	}
 	// Nothing may run in a tree that is about to be swapped (a resumed wake may find containers
 	// its killed predecessor started).
-	if cs, err := e.store.ListContainers(ctx, p.ID); err == nil {
+	if cs, err := e.runningContainers(ctx, p.ID); err == nil {
 		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
 			return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: stop leftover containers: %w", p.Slug, err))
 		}

@@ -61,6 +61,70 @@ type Container struct {
 	GitURL    string    `json:"git_url,omitempty"`
 	GitBranch string    `json:"git_branch,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
+
+	// Kind is what the container is: an app (the default) runs the project's code, a service
+	// runs an image of its own with a data volume of its own, an external one is not run at
+	// all and only gives its Exports.
+	Kind ContainerKind `json:"kind,omitempty"`
+	// Image: for an app, the image instead of the dev-server image; for a service, its image.
+	Image string `json:"image,omitempty"`
+	// DataPath is where a service's volume is mounted in its container.
+	DataPath string `json:"data_path,omitempty"`
+	// Exports are given to every container connected to this one, resolved against this one
+	// (${HOST}, ${PORT}, its env): see ResolvedExports.
+	Exports   map[string]string `json:"exports,omitempty"`
+	Resources Resources         `json:"resources,omitzero"`
+	// Primary marks the container shown first (.tesslate/config.json's primaryApp).
+	Primary bool `json:"primary,omitempty"`
+	// Endpoint is where an external service runs, as its config says (for humans).
+	Endpoint string `json:"endpoint,omitempty"`
+}
+
+// ContainerKind says what a container is.
+type ContainerKind string
+
+// Container kinds. The zero value is an app, so containers stored before kinds existed are apps.
+const (
+	KindApp      ContainerKind = ""
+	KindService  ContainerKind = "service"
+	KindExternal ContainerKind = "external"
+)
+
+// String names the kind for humans ("app" for the zero value).
+func (k ContainerKind) String() string {
+	if k == KindApp {
+		return "app"
+	}
+	return string(k)
+}
+
+// Runs reports whether a runtime runs the container (an external one it never sees).
+func (c Container) Runs() bool { return c.Kind != KindExternal }
+
+// IsService reports whether the container is a service: its own image and data volume.
+func (c Container) IsService() bool { return c.Kind == KindService }
+
+// Resources are requests and limits as Kubernetes quantities ("512Mi", "100m"); runtimes that
+// cannot apply them ignore them.
+type Resources struct {
+	MemoryRequest string `json:"memory_request,omitempty"`
+	MemoryLimit   string `json:"memory_limit,omitempty"`
+	CPURequest    string `json:"cpu_request,omitempty"`
+	CPULimit      string `json:"cpu_limit,omitempty"`
+}
+
+// IsZero reports whether no request or limit is set.
+func (r Resources) IsZero() bool { return r == Resources{} }
+
+// Running lists the containers a runtime runs: all but the external ones.
+func Running(cs []Container) []Container {
+	out := make([]Container, 0, len(cs))
+	for _, c := range cs {
+		if c.Runs() {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Connection says container From depends on container To (start order, env wiring).
@@ -119,6 +183,29 @@ type Snapshot struct {
 	// Backend names the Volumes implementation that made it (e.g. "archive", "csi").
 	Backend string `json:"backend,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Parts are the service volumes captured with the project's files, one each, filled in by
+	// the Volumes that made the snapshot. The files are the snapshot's own fields above; a
+	// project without services has no parts. The snapshot is ready only when every part is.
+	Parts []SnapshotPart `json:"parts,omitempty"`
+}
+
+// SnapshotPart is one service volume of a snapshot.
+type SnapshotPart struct {
+	// Name is the service container the volume belongs to.
+	Name          string `json:"name"`
+	Location      string `json:"location,omitempty"`
+	SizeBytes     int64  `json:"size_bytes"`
+	UnpackedBytes int64  `json:"unpacked_bytes"`
+	SHA256        string `json:"sha256,omitempty"`
+}
+
+// TotalBytes is the stored size of the snapshot with all of its parts.
+func (s Snapshot) TotalBytes() int64 {
+	n := s.SizeBytes
+	for _, p := range s.Parts {
+		n += p.SizeBytes
+	}
+	return n
 }
 
 // TakenBy names the operation that takes a snapshot of type t, for progress reports.
@@ -205,6 +292,8 @@ const (
 	ContainerExited   ContainerState = "exited"
 	ContainerStarting ContainerState = "starting"
 	ContainerUnknown  ContainerState = "unknown"
+	// ContainerExternal is the state of an external service: nothing of it runs in the project.
+	ContainerExternal ContainerState = "external"
 )
 
 // FileInfo describes one entry of a project's tree.

@@ -43,7 +43,7 @@ func (o *op) createPointInTime(ctx context.Context, s Snapshot, progress Progres
 	if !ok || !o.pausesForSnapshot() {
 		return e.volumes.Create(vctx, o.p, s)
 	}
-	cs, err := e.store.ListContainers(ctx, o.p.ID)
+	cs, err := e.runningContainers(ctx, o.p.ID)
 	if err != nil {
 		return s, fmt.Errorf("pause containers: list containers: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/tesslate"
 )
 
 // TreeImporter is offered by runtimes that can copy a directory of this machine into a project's
@@ -29,13 +31,24 @@ type ContainerSpec struct {
 	Env       map[string]string
 	GitURL    string
 	GitBranch string
+
+	// What .tesslate/config.json says (see Container).
+	Kind      ContainerKind
+	Image     string
+	DataPath  string
+	Exports   map[string]string
+	Resources Resources
+	Primary   bool
+	Endpoint  string
 }
 
 // CreateRequest describes a new project.
 type CreateRequest struct {
 	Name  string
 	Owner string
-	// FromDir is copied in; every directory of it holding a TESSLATE.md becomes a container.
+	// FromDir is copied in. Its .tesslate/config.json, when it has one, says what the
+	// containers are (apps, services, connections); otherwise every directory of it holding a
+	// TESSLATE.md becomes a container.
 	FromDir    string
 	Containers []ContainerSpec
 }
@@ -86,12 +99,21 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		return Project{}, fmt.Errorf("create project: name %q has no letters or digits to make a slug from: %w", req.Name, ErrBadInput)
 	}
 	specs := slices.Clone(req.Containers)
+	var conns []Connection
+	fromConfig := 0 // specs[:fromConfig] are the nodes of .tesslate/config.json
 	if req.FromDir != "" {
-		found, err := scanContainers(req.FromDir)
+		cfg, found, err := readLocalConfig(req.FromDir)
 		if err != nil {
 			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
 		}
-		specs = append(found, specs...)
+		var from []ContainerSpec
+		if found {
+			from, conns = specsFromConfig(cfg)
+			fromConfig = len(from)
+		} else if from, err = scanContainers(req.FromDir); err != nil {
+			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
+		}
+		specs = append(from, specs...)
 	}
 	now := e.now()
 	owner := req.Owner
@@ -103,9 +125,12 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		LastActivity: now, CreatedAt: now, UpdatedAt: now,
 		OpID: opID, OpKind: OpCreate, OpOwner: e.cfg.Owner, OpHeartbeat: now}
 	var cs []Container
-	for _, s := range specs {
+	for i, s := range specs {
 		c, err := containerFrom(p.ID, s, now)
 		if err != nil {
+			if i < fromConfig {
+				err = fmt.Errorf("%s: %w", tesslate.ConfigPath, err)
+			}
 			return Project{}, fmt.Errorf("create project %s: %w", slug, err)
 		}
 		if slices.ContainsFunc(cs, func(o Container) bool { return o.Name == c.Name }) {
@@ -129,7 +154,7 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	}
 	// The record goes first, held by this creation: its slug is then ours, and no sweep can
 	// touch the project before its files are in.
-	if err := e.store.CreateProject(ctx, p, cs, nil); err != nil {
+	if err := e.store.CreateProject(ctx, p, cs, conns); err != nil {
 		if errors.Is(err, ErrExists) {
 			return Project{}, fmt.Errorf("create project: slug %q is taken; pick another name or remove that project first: %w", slug, ErrExists)
 		}
@@ -214,8 +239,16 @@ func containerFrom(projectID string, s ContainerSpec, now time.Time) (Container,
 	if s.Port < 0 || s.Port > 65535 {
 		return Container{}, fmt.Errorf("container %s: port %d out of range 1-65535: %w", s.Name, s.Port, ErrBadInput)
 	}
+	if s.Kind == KindService && strings.TrimSpace(s.Image) == "" {
+		return Container{}, fmt.Errorf("service container %s has no image; give it one (e.g. postgres:16): %w", s.Name, ErrBadInput)
+	}
+	if s.Kind != KindApp && s.Kind != KindService && s.Kind != KindExternal {
+		return Container{}, fmt.Errorf("container %s: unknown kind %q (app, service or external): %w", s.Name, s.Kind, ErrBadInput)
+	}
 	return Container{ProjectID: projectID, Name: s.Name, Directory: dir, Port: s.Port, Command: s.Command,
-		Env: s.Env, GitURL: RedactURL(s.GitURL), GitBranch: s.GitBranch, CreatedAt: now}, nil
+		Env: s.Env, GitURL: RedactURL(s.GitURL), GitBranch: s.GitBranch, CreatedAt: now,
+		Kind: s.Kind, Image: s.Image, DataPath: s.DataPath, Exports: s.Exports, Resources: s.Resources,
+		Primary: s.Primary, Endpoint: s.Endpoint}, nil
 }
 
 // skipScan are directories never searched for TESSLATE.md: dependencies and VCS data.
@@ -325,7 +358,7 @@ func (e *Engine) RemoveContainer(ctx context.Context, ref, name string) error {
 	if err != nil {
 		return err
 	}
-	if p.Status == StatusActive {
+	if p.Status == StatusActive && c.Runs() {
 		if err := e.runtime.StopContainer(ctx, p, c); err != nil {
 			return fmt.Errorf("remove container %s/%s: stop: %w", p.Slug, name, err)
 		}
@@ -405,7 +438,7 @@ func (e *Engine) DeleteProject(ctx context.Context, ref string) (Project, error)
 
 func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
 	p := o.p
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: %w", p.Slug, err))
 	}

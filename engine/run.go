@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -18,9 +19,30 @@ import (
 // wins, then the file's Development Server block, then the default command; the port is the
 // file's explicit port, else inferred from its framework, else the container's, else 3000.
 func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (StartSpec, error) {
+	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err != nil {
+		return StartSpec{}, fmt.Errorf("list containers of %s: %w", p.Slug, err)
+	}
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return StartSpec{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
+	}
+	env := e.injectedEnv(p, c, cs, conns)
+	maps.Copy(env, map[string]string{"PROJECT_ID": p.ID, "PROJECT_SLUG": p.Slug, "CONTAINER_NAME": c.Name})
+	maps.Copy(env, c.Env) // its own env wins: it is what a person wrote for this container
+	var deps []string
+	for _, cn := range conns {
+		if cn.From == c.Name && slices.ContainsFunc(cs, func(o Container) bool { return o.Name == cn.To && o.Runs() }) {
+			deps = append(deps, cn.To)
+		}
+	}
+	slices.Sort(deps)
+	if c.IsService() {
+		// A service runs its image's own command unless it has one; it has no TESSLATE.md.
+		return StartSpec{Command: c.Command, Port: portOf(c), Env: env, DependsOn: deps}, nil
+	}
 	var buf bytes.Buffer
 	var spec tesslate.Spec
-	var err error
 	if rf, ok := e.runtime.(RemoteFiles); ok && rf.FilesNeedProcess() && c.Command != "" {
 		err = ErrNotFound // nothing to read: the container says what it runs
 	} else {
@@ -36,6 +58,12 @@ func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (Star
 	default:
 		return StartSpec{}, fmt.Errorf("read %s/TESSLATE.md: %w", c.Directory, err)
 	}
+	if err := spec.CheckPort(c.Port); err != nil {
+		return StartSpec{}, fmt.Errorf("%s/%s: %w (or give the container a port: sailtui container add --port)", c.Directory, "TESSLATE.md", err)
+	} else if spec.PortProblem != nil {
+		e.log.Warn("TESSLATE.md's **Port** is not a number; the container's own port is used", "project", p.Slug,
+			"container", c.Name, "problem", spec.PortProblem.Error())
+	}
 	cmd := c.Command
 	if cmd == "" {
 		cmd = spec.StartupCommand
@@ -46,21 +74,6 @@ func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (Star
 	if cmd == "" {
 		return StartSpec{}, fmt.Errorf("container %s has no command: give it one (--command) or a TESSLATE.md with a Development Server block: %w", c.Name, ErrBadInput)
 	}
-	env := map[string]string{"PROJECT_ID": p.ID, "PROJECT_SLUG": p.Slug, "CONTAINER_NAME": c.Name}
-	for k, v := range c.Env {
-		env[k] = v
-	}
-	conns, err := e.store.ListConnections(ctx, p.ID)
-	if err != nil {
-		return StartSpec{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
-	}
-	var deps []string
-	for _, cn := range conns {
-		if cn.From == c.Name {
-			deps = append(deps, cn.To)
-		}
-	}
-	slices.Sort(deps)
 	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env, DependsOn: deps}, nil
 }
 
@@ -168,9 +181,15 @@ func compareStrings(a, b string) int {
 
 // startAll starts every container of p in dependency order, going on past failures.
 func (e *Engine) startAll(ctx context.Context, p Project) error {
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	if err := e.syncConfig(ctx, p); err != nil {
+		return fmt.Errorf("start %s: %w", p.Slug, err)
+	}
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return fmt.Errorf("start %s: list containers: %w", p.Slug, err)
+	}
+	if err := e.checkRunnable(p, cs); err != nil {
+		return err
 	}
 	conns, err := e.store.ListConnections(ctx, p.ID)
 	if err != nil {
@@ -220,7 +239,7 @@ func (e *Engine) StopProject(ctx context.Context, ref string) (Project, error) {
 	if err != nil {
 		return p, err
 	}
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err == nil {
 		err = e.runtime.StopProject(ctx, p, cs)
 	}
@@ -237,6 +256,12 @@ func (e *Engine) StartContainer(ctx context.Context, ref, name string) (Containe
 	}
 	p, c, err := e.container(ctx, ref, name)
 	if err != nil {
+		return ContainerStatus{}, err
+	}
+	if !c.Runs() {
+		return ContainerStatus{}, fmt.Errorf("start %s/%s: an external service runs elsewhere; nothing of it runs here: %w", p.Slug, name, ErrBadInput)
+	}
+	if err := e.checkRunnable(p, []Container{c}); err != nil {
 		return ContainerStatus{}, err
 	}
 	if p.Status == StatusHibernated {
@@ -264,7 +289,7 @@ func (e *Engine) StopContainer(ctx context.Context, ref, name string) error {
 	if err != nil {
 		return err
 	}
-	if p.Status != StatusActive {
+	if p.Status != StatusActive || !c.Runs() {
 		return nil
 	}
 	o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{})
@@ -299,6 +324,11 @@ func (e *Engine) Containers(ctx context.Context, ref string) (Project, []Contain
 	out := make([]ContainerView, len(cs))
 	for i, c := range cs {
 		out[i].Container = c
+		if !c.Runs() {
+			// Nothing of it runs here; it is listed for its exports.
+			out[i].Status = ContainerStatus{Name: c.Name, State: ContainerExternal, Detail: c.Endpoint}
+			continue
+		}
 		if p.Status != StatusActive && p.Status != StatusRestoring {
 			out[i].Status = ContainerStatus{Name: c.Name, State: ContainerStopped, Detail: string(p.Status)}
 			continue
@@ -338,8 +368,17 @@ func (e *Engine) execTarget(ctx context.Context, ref, name string, req ExecReque
 	if err := req.Validate(); err != nil {
 		return Container{}, req, fmt.Errorf("exec: %w", err)
 	}
-	_, c, err := e.container(ctx, ref, name)
+	p, c, err := e.container(ctx, ref, name)
 	if err != nil {
+		return Container{}, req, err
+	}
+	if !c.Runs() {
+		return Container{}, req, fmt.Errorf("exec in %s/%s: an external service runs elsewhere; there is nothing to exec in: %w", p.Slug, name, ErrBadInput)
+	}
+	// A command run in a container sees what its process was started with, the exports of
+	// its connections included (runtimes whose exec does not inherit the process's
+	// environment build it from the container's Env).
+	if c.Env, err = e.withInjectedEnv(ctx, p, c); err != nil {
 		return Container{}, req, err
 	}
 	if req.Timeout == 0 {
@@ -379,6 +418,9 @@ func (e *Engine) Logs(ctx context.Context, ref, name string, opts LogOptions) (i
 	p, c, err := e.container(ctx, ref, name)
 	if err != nil {
 		return nil, err
+	}
+	if !c.Runs() {
+		return nil, fmt.Errorf("logs of %s/%s: an external service runs elsewhere; it has no log here: %w", p.Slug, name, ErrBadInput)
 	}
 	return e.runtime.Logs(ctx, p, c, opts)
 }
@@ -428,7 +470,7 @@ func (e *Engine) Describe(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
 	}

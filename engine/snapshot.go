@@ -56,6 +56,9 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: the project's storage is missing", id))
 	}
 	s.Status, s.Error, s.DeletedAt = SnapshotPending, "", time.Time{}
+	if s.Parts, err = e.snapshotParts(ctx, o.p); err != nil {
+		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
+	}
 	progress := progressFor(ctx, o.p.ID, o.rec.Kind)
 	created, err := o.createPointInTime(ctx, s, progress)
 	if err != nil {

@@ -292,7 +292,7 @@ func (e *Engine) stopIdle(ctx context.Context, cutoff time.Time, skip map[string
 			claimSkipped(err, item, rep, record)
 			return
 		}
-		cs, err := e.store.ListContainers(ctx, p.ID)
+		cs, err := e.runningContainers(ctx, p.ID)
 		if err == nil {
 			err = e.runtime.StopProject(ctx, p, cs)
 		}
@@ -310,7 +310,7 @@ func (e *Engine) stopIdle(ctx context.Context, cutoff time.Time, skip map[string
 // anyRunning reports whether any container of p runs (a project with nothing running has
 // nothing for the first tier to stop).
 func (e *Engine) anyRunning(ctx context.Context, p Project) bool {
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return false
 	}

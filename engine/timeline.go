@@ -240,7 +240,7 @@ func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 	if err != nil || lerr != nil {
 		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: %w", p.Slug, errors.Join(err, lerr)))
 	}
-	cs, err := e.store.ListContainers(ctx, p.ID)
+	cs, err := e.runningContainers(ctx, p.ID)
 	if err != nil {
 		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: list containers: %w", p.Slug, err))
 	}

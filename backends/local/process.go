@@ -427,3 +427,18 @@ func waitGone(ctx context.Context, pid int, ticks uint64, d time.Duration) bool 
 		}
 	}
 }
+
+// AddressOf implements engine.Addresser: containers here are processes sharing this machine's
+// network, each on the port picked for it, so another container reaches one at Host and that
+// port, once it has been started.
+func (r *Runtime) AddressOf(p engine.Project, c engine.Container) (string, int, bool) {
+	rec, err := readRecordFile(r.recordPath(p.Slug, c.Name))
+	if err != nil || rec == nil || rec.Port == 0 {
+		return "", 0, false
+	}
+	host := r.cfg.Host
+	if host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return host, rec.Port, true
+}

@@ -8,20 +8,24 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
 // ListContainers lists a project's containers by name.
 func (s *Store) ListContainers(ctx context.Context, projectID string) ([]engine.Container, error) {
-	rows, err := s.pool.Query(ctx, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at
+	rows, err := s.pool.Query(ctx, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at, kind, spec
 		FROM containers WHERE project_id = $1 ORDER BY name`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", projectID, badInput(err))
 	}
 	cs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Container, error) {
 		var c engine.Container
-		var env string
-		if err := r.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &c.CreatedAt); err != nil {
+		var env, spec string
+		if err := r.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &c.CreatedAt, &c.Kind, &spec); err != nil {
+			return c, err
+		}
+		if err := sqlstore.SetContainerSpec(&c, spec); err != nil {
 			return c, err
 		}
 		if env != "" {
@@ -49,12 +53,12 @@ func (s *Store) PutContainer(ctx context.Context, c engine.Container) error {
 // putContainerQuery updates in place: deleting and re-inserting the row would cascade to the
 // container's connections.
 const putContainerQuery = `INSERT INTO containers
-		(project_id, name, directory, port, command, env, git_url, git_branch, created_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		(project_id, name, directory, port, command, env, git_url, git_branch, created_at, kind, spec)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 	ON CONFLICT (project_id, name) DO UPDATE SET
 		directory = excluded.directory, port = excluded.port, command = excluded.command,
 		env = excluded.env, git_url = excluded.git_url, git_branch = excluded.git_branch,
-		created_at = excluded.created_at`
+		created_at = excluded.created_at, kind = excluded.kind, spec = excluded.spec`
 
 // execer is a pool or a transaction.
 type execer interface {
@@ -72,7 +76,8 @@ func putContainer(ctx context.Context, db execer, c engine.Container) error {
 		env = string(b)
 	}
 	_, err := db.Exec(ctx, putContainerQuery,
-		c.ProjectID, c.Name, c.Directory, c.Port, c.Command, env, c.GitURL, c.GitBranch, c.CreatedAt)
+		c.ProjectID, c.Name, c.Directory, c.Port, c.Command, env, c.GitURL, c.GitBranch, c.CreatedAt,
+		string(c.Kind), sqlstore.ContainerSpec(c))
 	if isForeignKey(err) {
 		return fmt.Errorf("project %s: %w", c.ProjectID, engine.ErrNotFound)
 	}

@@ -12,13 +12,17 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error, unpacked_bytes`
+	size_bytes, sha256, location, backend, error, unpacked_bytes, parts`
 
 func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
 	var s engine.Snapshot
+	var parts string
 	err := row.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &s.CreatedAt, &s.ReadyAt,
-		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes)
+		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts)
 	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	if err := sqlstore.SetSnapshotParts(&s, parts); err != nil {
 		return engine.Snapshot{}, err
 	}
 	s.CreatedAt, s.ReadyAt, s.DeletedAt = fromDB(s.CreatedAt), fromDB(s.ReadyAt), fromDB(s.DeletedAt)
@@ -35,10 +39,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 	}
 	insert := func(ctx context.Context, db execer) error {
 		_, err := db.Exec(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			snap.CreatedAt, snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.UnpackedBytes)
+			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
 		switch {
 		case isUnique(err):
 			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
@@ -88,10 +92,11 @@ func checkTimeline(ctx context.Context, tx pgx.Tx, projectID string, maxManual i
 func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
 	tag, err := s.pool.Exec(ctx, `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
 			created_at = $6, ready_at = $7, deleted_at = $8, size_bytes = $9, sha256 = $10, location = $11,
-			backend = $12, error = $13, unpacked_bytes = $14
+			backend = $12, error = $13, unpacked_bytes = $14, parts = $15
 		WHERE id = $1`,
 		snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
-		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes)
+		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes,
+		sqlstore.SnapshotParts(snap))
 	if err == nil && tag.RowsAffected() == 0 {
 		err = engine.ErrNotFound
 	}

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
 )
 
 // ListContainers lists a project's containers by name.
 func (s *Store) ListContainers(ctx context.Context, projectID string) ([]engine.Container, error) {
-	cs, err := queryAll(ctx, s.db, scanContainer, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at
+	cs, err := queryAll(ctx, s.db, scanContainer, `SELECT project_id, name, directory, port, command, env, git_url, git_branch, created_at, kind, spec
 		FROM containers WHERE project_id = ? ORDER BY name`, projectID)
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", projectID, err)
@@ -21,9 +22,12 @@ func (s *Store) ListContainers(ctx context.Context, projectID string) ([]engine.
 
 func scanContainer(sc scanner) (engine.Container, error) {
 	var c engine.Container
-	var env string
+	var env, spec string
 	var created int64
-	if err := sc.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &created); err != nil {
+	if err := sc.Scan(&c.ProjectID, &c.Name, &c.Directory, &c.Port, &c.Command, &env, &c.GitURL, &c.GitBranch, &created, &c.Kind, &spec); err != nil {
+		return engine.Container{}, err
+	}
+	if err := sqlstore.SetContainerSpec(&c, spec); err != nil {
 		return engine.Container{}, err
 	}
 	if env != "" {
@@ -59,13 +63,14 @@ func putContainer(ctx context.Context, tx *sql.Tx, c engine.Container) error {
 		env = string(b)
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO containers
-			(project_id, name, directory, port, command, env, git_url, git_branch, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			(project_id, name, directory, port, command, env, git_url, git_branch, created_at, kind, spec)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (project_id, name) DO UPDATE SET
 			directory = excluded.directory, port = excluded.port, command = excluded.command,
 			env = excluded.env, git_url = excluded.git_url, git_branch = excluded.git_branch,
-			created_at = excluded.created_at`,
-		c.ProjectID, c.Name, c.Directory, c.Port, c.Command, env, c.GitURL, c.GitBranch, toMicros(c.CreatedAt))
+			created_at = excluded.created_at, kind = excluded.kind, spec = excluded.spec`,
+		c.ProjectID, c.Name, c.Directory, c.Port, c.Command, env, c.GitURL, c.GitBranch, toMicros(c.CreatedAt),
+		string(c.Kind), sqlstore.ContainerSpec(c))
 	if isForeignKey(err) {
 		return fmt.Errorf("project %s: %w", c.ProjectID, engine.ErrNotFound)
 	}

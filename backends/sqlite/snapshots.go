@@ -11,14 +11,18 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error, unpacked_bytes`
+	size_bytes, sha256, location, backend, error, unpacked_bytes, parts`
 
 func scanSnapshot(sc scanner) (engine.Snapshot, error) {
 	var s engine.Snapshot
 	var created, ready, deleted int64
+	var parts string
 	err := sc.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &created, &ready, &deleted,
-		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes)
+		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts)
 	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	if err := sqlstore.SetSnapshotParts(&s, parts); err != nil {
 		return engine.Snapshot{}, err
 	}
 	s.CreatedAt, s.ReadyAt, s.DeletedAt = fromMicros(created), fromMicros(ready), fromMicros(deleted)
@@ -40,10 +44,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			toMicros(snap.CreatedAt), toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes,
-			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes)
+			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
 		switch {
 		case isUnique(err):
 			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
@@ -80,11 +84,11 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error 
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
 				created_at = ?, ready_at = ?, deleted_at = ?, size_bytes = ?, sha256 = ?, location = ?,
-				backend = ?, error = ?, unpacked_bytes = ?
+				backend = ?, error = ?, unpacked_bytes = ?, parts = ?
 			WHERE id = ?`,
 			snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
 			toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.UnpackedBytes, snap.ID)
+			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.ID)
 		return mustAffect(res, err, engine.ErrNotFound)
 	})
 	if err != nil {

@@ -33,6 +33,25 @@ func testContainers(t *testing.T, s engine.Store) {
 	checkContainers(t, s, p.ID, []engine.Container{web2, api})
 	checkConnections(t, s, p.ID, []engine.Connection{{ProjectID: p.ID, From: "web", To: "api"}})
 
+	// A service keeps what it is: kind, image, data path, exports, resources; and back to an app.
+	db := engine.Container{ProjectID: p.ID, Name: "db", Directory: ".", Port: 5432, CreatedAt: t0,
+		Kind: engine.KindService, Image: "postgres:16", DataPath: "/var/lib/postgresql/data",
+		Env:       map[string]string{"POSTGRES_DB": "app"},
+		Exports:   map[string]string{"DATABASE_URL": "postgres://${HOST}:${PORT}/${POSTGRES_DB}"},
+		Resources: engine.Resources{MemoryLimit: "1Gi", CPURequest: "100m"}}
+	ext := engine.Container{ProjectID: p.ID, Name: "auth", Directory: ".", CreatedAt: t0, Kind: engine.KindExternal,
+		Endpoint: "https://x.supabase.co", Exports: map[string]string{"SUPABASE_URL": "https://x.supabase.co"}}
+	web2.Primary, web2.Image = true, "ghcr.io/acme/web:1"
+	noErr(t, "PutContainer service", s.PutContainer(t.Context(), db))
+	noErr(t, "PutContainer external", s.PutContainer(t.Context(), ext))
+	noErr(t, "PutContainer primary", s.PutContainer(t.Context(), web2))
+	checkContainers(t, s, p.ID, []engine.Container{web2, api, db, ext})
+	web2.Primary, web2.Image = false, ""
+	noErr(t, "PutContainer app again", s.PutContainer(t.Context(), web2))
+	noErr(t, "DeleteContainer service", s.DeleteContainer(t.Context(), p.ID, "db"))
+	noErr(t, "DeleteContainer external", s.DeleteContainer(t.Context(), p.ID, "auth"))
+	checkContainers(t, s, p.ID, []engine.Container{web2, api})
+
 	// Env may be emptied.
 	web3 := web2
 	web3.Env = nil

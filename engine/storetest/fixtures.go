@@ -141,6 +141,9 @@ func normContainer(c engine.Container) engine.Container {
 	if len(c.Env) == 0 {
 		c.Env = nil
 	}
+	if len(c.Exports) == 0 {
+		c.Exports = nil
+	}
 	return c
 }
 

@@ -50,6 +50,8 @@ func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
 	snap.Status, snap.ReadyAt, snap.SizeBytes = engine.SnapshotReady, t0.Add(3*time.Second), 5<<30
 	snap.SHA256 = strings.Repeat("ab", 32)
 	snap.Location, snap.Label, snap.Error = "snapshots/x.tar.zst", "relabelled", "warning: slow"
+	snap.Parts = []engine.SnapshotPart{{Name: "db", Location: "snapshots/x.db.tar.zst", SizeBytes: 7, UnpackedBytes: 70,
+		SHA256: strings.Repeat("cd", 32)}, {Name: "cache", SizeBytes: 0, UnpackedBytes: -1}}
 	noErr(t, "UpdateSnapshot", s.UpdateSnapshot(t.Context(), snap))
 	got, err = s.GetSnapshot(t.Context(), snap.ID)
 	noErr(t, "GetSnapshot", err)

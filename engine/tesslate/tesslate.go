@@ -65,6 +65,9 @@ type Spec struct {
 	// Port is the explicit "**Port**: N" (the first one in the file); 0 unless PortExplicit.
 	Port         int
 	PortExplicit bool
+	// PortProblem is a **Port** that is not a number (a template's placeholder): no error of
+	// Parse, since a container with a port of its own never needs it; see NeedPort.
+	PortProblem *ParseError
 	// Framework keeps the section's fields in file order; duplicates are kept too, so a caller
 	// that shows the file to a human shows what is there.
 	Framework []Field
@@ -80,6 +83,15 @@ func (s Spec) FrameworkValue(key string) string {
 		}
 	}
 	return ""
+}
+
+// CheckPort is PortProblem when the file's port is what the container would listen on (it has
+// no port of its own, stored is 0, and the file names no explicit port before the placeholder).
+func (s Spec) CheckPort(stored int) error {
+	if s.PortProblem == nil || s.PortExplicit || validPort(stored) {
+		return nil
+	}
+	return s.PortProblem
 }
 
 // ResolvePort is the port the container listens on: an explicit **Port** always wins, then the
@@ -101,6 +113,8 @@ func (s Spec) ResolvePort(stored int) int {
 type ParseError struct {
 	Line int
 	Msg  string
+	// placeholder: a **Port** that is not a number (a template's "[Specify: ...]").
+	placeholder bool
 }
 
 func (e *ParseError) Error() string {
@@ -263,12 +277,18 @@ func (p *parser) textLine(i int, line string) error {
 	// **Port** counts anywhere, even as an entry of a list.
 	if lkey == "port" {
 		port, err := parsePort(value, i+1)
-		if err != nil {
+		switch {
+		case err != nil && err.placeholder:
+			// The platform's own template ships "**Port**: [Specify: ...]". It blocks only a
+			// start that needs the file's port (PortProblem); one with its own port goes on.
+			if p.spec.PortProblem == nil {
+				p.spec.PortProblem = err
+			}
+		case err != nil:
 			return err
-		}
-		// The first explicit port wins, as on the reference platform; later ones are still
-		// checked so that a typo anywhere is reported rather than silently ignored.
-		if !p.spec.PortExplicit {
+		case !p.spec.PortExplicit:
+			// The first explicit port wins, as on the reference platform; later ones are still
+			// checked so that a typo anywhere is reported rather than silently ignored.
 			p.spec.Port, p.spec.PortExplicit = port, true
 		}
 	}
@@ -521,7 +541,7 @@ func listItem(line string) (indent int, item string, ok bool) {
 
 // parsePort accepts a number optionally followed by a note ("5173 (Vite default)") and wrapped in
 // code or emphasis ("`5173`"), as humans write it.
-func parsePort(value string, line int) (int, error) {
+func parsePort(value string, line int) (int, *ParseError) {
 	v := strings.Trim(strings.TrimSpace(value), "`*_ \t")
 	tok := v
 	if i := strings.IndexAny(v, " \t"); i >= 0 {
@@ -529,11 +549,15 @@ func parsePort(value string, line int) (int, error) {
 	}
 	tok = strings.Trim(strings.TrimRight(tok, ",;.)"), "`*_")
 	if tok == "" {
-		return 0, errorf(line, "**Port** has no value; write a number, e.g. **Port**: 5173")
+		e := errorf(line, "**Port** has no value; write a number, e.g. **Port**: 5173")
+		e.placeholder = true
+		return 0, e
 	}
 	for i := 0; i < len(tok); i++ {
 		if tok[i] < '0' || tok[i] > '9' {
-			return 0, errorf(line, "port %s is not a number; write a number, e.g. **Port**: 5173", quote(tok))
+			e := errorf(line, "port %s is not a number; write a number, e.g. **Port**: 5173", quote(tok))
+			e.placeholder = true
+			return 0, e
 		}
 	}
 	n, err := strconv.Atoi(tok)

@@ -125,6 +125,22 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// A **Port** that is not a number is no error of Parse: it fails only the start that needs it.
+func TestCorpusPortPlaceholder(t *testing.T) {
+	s, err := Parse(readCorpus(t, "broken-bad-port.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = s.CheckPort(0)
+	var pe *ParseError
+	if !errors.As(err, &pe) || pe.Line != 6 || !strings.Contains(pe.Msg, `port "auto" is not a number`) {
+		t.Fatalf("CheckPort(0) = %v, want line 6 saying the port is not a number", err)
+	}
+	if err := s.CheckPort(5173); err != nil {
+		t.Fatalf("CheckPort(5173) = %v, want nil: the container has a port of its own", err)
+	}
+}
+
 func TestCorpusErrors(t *testing.T) {
 	tests := []struct {
 		file string
@@ -132,7 +148,6 @@ func TestCorpusErrors(t *testing.T) {
 		msg  string // substring
 	}{
 		{"broken-unterminated.md", 9, "unterminated code fence opened here; close it with ```"},
-		{"broken-bad-port.md", 6, `port "auto" is not a number`},
 		{"broken-port-range.md", 5, `port "70000" is out of range`},
 		{"broken-non-utf8.md", 5, "not valid UTF-8 (byte 0xe9"},
 	}
@@ -183,6 +198,9 @@ func TestParseCases(t *testing.T) {
 		port    int
 		errLine int // > 0: want an error on this line
 		errMsg  string
+		// placeholderLine > 0: want no error but a PortProblem on this line (a **Port** that
+		// is not a number blocks only a start that needs the file's port).
+		placeholderLine int
 	}{
 		{name: "empty", in: ""},
 		{name: "bom", in: "\ufeff## Development Server\n```bash\nnpm start\n```\n", command: "npm start"},
@@ -205,11 +223,12 @@ func TestParseCases(t *testing.T) {
 		{name: "port list item", in: "* **Port**: 8081\n", port: 8081},
 		{name: "port with note", in: "**Port**: `5173` (Vite default)\n", port: 5173},
 		{name: "port in fence is ignored", in: "```md\n**Port**: nope\n```\n"},
-		{name: "port empty", in: "x\n**Port**:\n", errLine: 2, errMsg: "no value"},
+		{name: "port empty", in: "x\n**Port**:\n", placeholderLine: 2, errMsg: "no value"},
 		{name: "port zero", in: "**Port**: 0\n", errLine: 1, errMsg: "out of range"},
 		{name: "port huge", in: "**Port**: 99999999999999999999999\n", errLine: 1, errMsg: "out of range"},
-		{name: "port negative", in: "**Port**: -1\n", errLine: 1, errMsg: "not a number"},
-		{name: "later bad port is reported", in: "**Port**: 3000\n**Port**: abc\n", errLine: 2},
+		{name: "port negative", in: "**Port**: -1\n", placeholderLine: 1, errMsg: "not a number"},
+		{name: "template placeholder", in: "**Port**: [Specify: the port your server uses]\n", placeholderLine: 1, errMsg: "not a number"},
+		{name: "later bad port is reported", in: "**Port**: 3000\n**Port**: abc\n", port: 3000, placeholderLine: 2},
 		{name: "prose mention is not a port", in: "The **Port** is set by the platform.\n"},
 		{name: "NUL byte", in: "a\nb\x00\n", errLine: 2, errMsg: "NUL"},
 		{name: "invalid UTF-8 after CRLF lines", in: "a\r\nb\r\n\xff\r\n", errLine: 3, errMsg: "UTF-8"},
@@ -226,6 +245,20 @@ func TestParseCases(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tt.placeholderLine > 0 {
+				pp := s.PortProblem
+				if pp == nil || pp.Line != tt.placeholderLine || !strings.Contains(pp.Msg, tt.errMsg) {
+					t.Fatalf("PortProblem = %v, want one on line %d containing %q", pp, tt.placeholderLine, tt.errMsg)
+				}
+				if err := s.CheckPort(8080); err != nil {
+					t.Errorf("CheckPort with a port of the container's own: %v", err)
+				}
+				if err := s.CheckPort(0); (err != nil) == s.PortExplicit {
+					t.Errorf("CheckPort(0) = %v with PortExplicit %v", err, s.PortExplicit)
+				}
+			} else if s.PortProblem != nil {
+				t.Fatalf("unexpected PortProblem %v", s.PortProblem)
 			}
 			if s.StartupCommand != tt.command {
 				t.Errorf("command %q, want %q", s.StartupCommand, tt.command)

@@ -5,6 +5,7 @@
 package sqlstore
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -111,6 +112,61 @@ func NotHeld(p engine.Project) error {
 func NewUse(u engine.Use) error {
 	if u.ID == "" || u.ProjectID == "" {
 		return fmt.Errorf("begin use: %w: id and project are required", engine.ErrBadInput)
+	}
+	return nil
+}
+
+// containerSpec is what a container row keeps in its spec column: the fields of services and
+// of .tesslate/config.json, as one JSON object, so a new one needs no migration of both stores.
+type containerSpec struct {
+	Image     string            `json:"image,omitempty"`
+	DataPath  string            `json:"data_path,omitempty"`
+	Exports   map[string]string `json:"exports,omitempty"`
+	Resources engine.Resources  `json:"resources,omitzero"`
+	Primary   bool              `json:"primary,omitempty"`
+	Endpoint  string            `json:"endpoint,omitempty"`
+}
+
+// ContainerSpec is c's spec column ("" when it has none of those fields).
+func ContainerSpec(c engine.Container) string {
+	s := containerSpec{Image: c.Image, DataPath: c.DataPath, Exports: c.Exports, Resources: c.Resources,
+		Primary: c.Primary, Endpoint: c.Endpoint}
+	if s.Image == "" && s.DataPath == "" && len(s.Exports) == 0 && s.Resources.IsZero() && !s.Primary && s.Endpoint == "" {
+		return ""
+	}
+	b, _ := json.Marshal(s) // strings, a map of strings and a bool: cannot fail
+	return string(b)
+}
+
+// SetContainerSpec fills c from a spec column.
+func SetContainerSpec(c *engine.Container, col string) error {
+	if col == "" {
+		return nil
+	}
+	var s containerSpec
+	if err := json.Unmarshal([]byte(col), &s); err != nil {
+		return fmt.Errorf("container %s: spec: %w", c.Name, err)
+	}
+	c.Image, c.DataPath, c.Exports, c.Resources, c.Primary, c.Endpoint = s.Image, s.DataPath, s.Exports, s.Resources, s.Primary, s.Endpoint
+	return nil
+}
+
+// SnapshotParts is a snapshot's parts column ("" when it has none).
+func SnapshotParts(s engine.Snapshot) string {
+	if len(s.Parts) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(s.Parts)
+	return string(b)
+}
+
+// SetSnapshotParts fills s.Parts from a parts column.
+func SetSnapshotParts(s *engine.Snapshot, col string) error {
+	if col == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(col), &s.Parts); err != nil {
+		return fmt.Errorf("snapshot %s: parts: %w", s.ID, err)
 	}
 	return nil
 }

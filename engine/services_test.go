@@ -1,0 +1,215 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// writeTree writes files (path → content) under a new directory and returns it.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	return dir
+}
+
+const twoApps = `{
+  "apps": {
+    "web": {"directory": "web", "port": 5173, "start": "exec sleep 600", "env": {"OWN": "web"}},
+    "api": {"directory": "api", "port": 8000, "start": "exec sleep 600",
+            "env": {"API_TOKEN": "t0k"},
+            "exports": {"API_URL": "http://${HOST}:${PORT}/v1?t=${API_TOKEN}", "ODD": "${NOPE}"}}
+  },
+  "infrastructure": {
+    "auth": {"type": "external", "provider": "supabase", "endpoint": "https://x.supabase.co",
+             "exports": {"SUPABASE_URL": "https://x.supabase.co", "OWN": "not this"}}
+  },
+  "connections": [{"from": "web", "to": "api"}, {"from": "web", "to": "auth"}],
+  "primaryApp": "web",
+  "deployments": {"ignored": true}
+}`
+
+// A project from a directory with .tesslate/config.json: its apps are containers, its external
+// service is listed but never run, and a connection gives the exports of its target, resolved
+// against the target, to the container it starts from (on the local runtime, where containers
+// share this machine's network, ${HOST}:${PORT} is where the target process listens).
+func TestConfigJSONProjectConnections(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	src := writeTree(t, map[string]string{".tesslate/config.json": twoApps, "web/index.html": "hi", "api/main.py": ""})
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "shop", FromDir: src})
+	must(t, err)
+	_, views, err := p.eng.Containers(ctx, pr.Slug)
+	must(t, err)
+	got := map[string]engine.ContainerView{}
+	for _, v := range views {
+		got[v.Name] = v
+	}
+	if len(got) != 3 || got["web"].Directory != "web" || got["web"].Port != 5173 || !got["web"].Primary || got["api"].Primary {
+		t.Fatalf("containers from config.json: %+v", views)
+	}
+	if a := got["auth"]; a.Kind != engine.KindExternal || a.Endpoint != "https://x.supabase.co" || a.Status.State != engine.ContainerExternal {
+		t.Fatalf("external service: %+v", a)
+	}
+	conns, err := p.store.ListConnections(ctx, pr.ID)
+	must(t, err)
+	if len(conns) != 2 {
+		t.Fatalf("connections = %+v", conns)
+	}
+
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	must(t, err)
+	res, err := p.eng.Exec(ctx, pr.Slug, "web", engine.ExecRequest{Argv: []string{"sh", "-c", `echo "API_URL=$API_URL"; echo "ODD=$ODD"; echo "SUPABASE_URL=$SUPABASE_URL"; echo "OWN=$OWN"`}})
+	must(t, err)
+	_, views, err = p.eng.Containers(ctx, pr.Slug)
+	must(t, err)
+	var apiPort int
+	for _, v := range views {
+		if v.Name == "api" {
+			apiPort = v.Status.HostPort
+		}
+	}
+	if apiPort == 0 {
+		t.Fatalf("api has no port: %+v", views)
+	}
+	out := string(res.Stdout)
+	for _, want := range []string{
+		"API_URL=http://127.0.0.1:" + strconv.Itoa(apiPort) + "/v1?t=t0k",
+		"ODD=${NOPE}", // unresolved: left as written
+		"SUPABASE_URL=https://x.supabase.co",
+		"OWN=web", // the container's own env wins over an injected export
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("web's environment lacks %q:\n%s", want, out)
+		}
+	}
+	// Nothing of an external service runs: no exec, no log, no start.
+	if _, err := p.eng.Exec(ctx, pr.Slug, "auth", engine.ExecRequest{Argv: []string{"true"}}); !errors.Is(err, engine.ErrBadInput) {
+		t.Errorf("exec in an external service: %v", err)
+	}
+	if _, err := p.eng.StartContainer(ctx, pr.Slug, "auth"); !errors.Is(err, engine.ErrBadInput) {
+		t.Errorf("start of an external service: %v", err)
+	}
+
+	// The file is read again at start: a changed env and a new node take effect.
+	changed := strings.Replace(twoApps, `"OWN": "web"`, `"OWN": "web2"`, 1)
+	changed = strings.Replace(changed, `"apps": {`, `"apps": {"worker": {"directory": ".", "start": "exec sleep 600", "port": 9000},`, 1)
+	must(t, p.eng.WriteFile(ctx, pr.Slug, ".tesslate/config.json", strings.NewReader(changed)))
+	_, err = p.eng.StopProject(ctx, pr.Slug)
+	must(t, err)
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	must(t, err)
+	res, err = p.eng.Exec(ctx, pr.Slug, "web", engine.ExecRequest{Argv: []string{"sh", "-c", `echo "OWN=$OWN"`}})
+	must(t, err)
+	if string(res.Stdout) != "OWN=web2\n" {
+		t.Errorf("after editing config.json: %q", res.Stdout)
+	}
+	if _, err := p.eng.Exec(ctx, pr.Slug, "worker", engine.ExecRequest{Argv: []string{"true"}}); err != nil {
+		t.Errorf("the node added to config.json is not a container: %v", err)
+	}
+}
+
+// The local runtime runs containers as processes of this machine: a service container of an
+// image of its own cannot run there, and start says so before anything starts.
+func TestConfigJSONServiceRefusedOnLocal(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	src := writeTree(t, map[string]string{".tesslate/config.json": `{
+		"apps": {"web": {"start": "exec sleep 600"}},
+		"infrastructure": {"db": {"image": "postgres:16", "env": {"POSTGRES_DB": "app"},
+			"exports": {"DATABASE_URL": "postgres://${HOST}:${PORT}/${POSTGRES_DB}"}}},
+		"connections": [{"from": "web", "to": "db"}]}`})
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "shop", FromDir: src})
+	must(t, err)
+	_, views, err := p.eng.Containers(ctx, pr.Slug)
+	must(t, err)
+	for _, v := range views {
+		if v.Name == "db" && (v.Kind != engine.KindService || v.Image != "postgres:16" || v.DataPath != "/var/lib/postgresql/data" || v.Port != 5432) {
+			t.Fatalf("service from config.json: %+v", v.Container)
+		}
+	}
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if err == nil || !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "db (postgres:16)") || !strings.Contains(err.Error(), "docker mode") {
+		t.Fatalf("start with a service on local: %v", err)
+	}
+	_, views, err = p.eng.Containers(ctx, pr.Slug)
+	must(t, err)
+	for _, v := range views {
+		if v.Status.State == engine.ContainerRunning {
+			t.Errorf("%s was started although the start was refused", v.Name)
+		}
+	}
+	// Its snapshots still work (there is no service volume to capture here); the wake restores
+	// the files and then refuses the start the same way.
+	_, err = p.eng.Hibernate(ctx, pr.Slug)
+	must(t, err)
+	_, err = p.eng.Wake(ctx, pr.ID)
+	if err == nil || !strings.Contains(err.Error(), "docker mode") {
+		t.Fatalf("wake: %v", err)
+	}
+	if got, err := p.eng.Project(ctx, pr.Slug); err != nil || got.Status != engine.StatusActive {
+		t.Fatalf("after the wake: %+v, %v", got, err)
+	}
+	var buf bytes.Buffer
+	must(t, p.eng.ReadFile(ctx, pr.Slug, ".tesslate/config.json", &buf))
+}
+
+// A bad config.json is refused at create, naming the file, the key and what to write, and
+// nothing is created.
+func TestConfigJSONRefusedAtCreate(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	for _, tc := range []struct{ name, json, want string }{
+		{"invalid", `{"apps": {"web": }`, "invalid JSON at line 1"},
+		{"unknown type", `{"infrastructure": {"q": {"type": "queue", "image": "x"}}}`, `infrastructure.q.type: unknown type "queue"`},
+		{"missing node", `{"apps": {"web": {}}, "connections": [{"from": "web", "to": "db"}]}`, `connections[0].to: no app or infrastructure node is named "db"`},
+		{"bad name", `{"apps": {"Web App": {}}}`, `.tesslate/config.json: container name "Web App"`},
+		{"bad directory", `{"apps": {"web": {"directory": "../x"}}}`, `.tesslate/config.json: container directory`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := writeTree(t, map[string]string{".tesslate/config.json": tc.json})
+			_, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "bad-" + tc.name, FromDir: src})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), ".tesslate/config.json") {
+				t.Fatalf("create: %v, want an error containing %q", err, tc.want)
+			}
+			if !errors.Is(err, engine.ErrBadInput) && !errors.Is(err, engine.ErrBadPath) {
+				t.Errorf("%v is not a bad-input error", err)
+			}
+			if _, err := p.eng.Project(ctx, engine.Slugify("bad-"+tc.name)); !errors.Is(err, engine.ErrNotFound) {
+				t.Errorf("a refused create left a project: %v", err)
+			}
+		})
+	}
+}
+
+// The platform's template ships "**Port**: [Specify: ...]": it does not block a container with a
+// port of its own, and still fails one that needs the file's port.
+func TestTesslatePortPlaceholder(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	md := "## Framework Configuration\n\n**Port**: [Specify: the port]\n\n## Development Server\n\n```bash\nexec sleep 600\n```\n"
+	src := writeTree(t, map[string]string{"TESSLATE.md": md})
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "tpl", FromDir: src})
+	must(t, err)
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if err == nil || !strings.Contains(err.Error(), "is not a number") || !strings.Contains(err.Error(), "--port") {
+		t.Fatalf("start needing the placeholder port: %v", err)
+	}
+	must(t, p.eng.RemoveContainer(ctx, pr.Slug, "app"))
+	_, err = p.eng.AddContainer(ctx, pr.Slug, engine.ContainerSpec{Name: "app", Directory: ".", Port: 4000, Command: "exec sleep 600"})
+	must(t, err)
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	must(t, err)
+}
