@@ -249,16 +249,23 @@ func (e *Engine) checkArchives(ctx context.Context, ai ArchiveInventory, ps []Pr
 	}
 	named := map[string]bool{}
 	var out []Finding
-	for _, s := range snaps {
-		key, err := ai.ArchiveKey(s)
-		if err != nil {
-			continue
+	for _, whole := range snaps {
+		// The files' archive and one per service volume (parts), each an object of its own.
+		subs := []Snapshot{whole}
+		for i := range whole.Parts {
+			subs = append(subs, whole.Part(i))
 		}
-		named[key] = true
-		if s.Status == SnapshotReady && !have[key] {
-			out = append(out, Finding{Check: "missing-archive", Project: slugs[s.ProjectID],
-				Detail: fmt.Sprintf("%s snapshot %s is ready but its object %s is gone", s.Type, s.ID, key),
-				Fix:    "restore another snapshot if it is needed; remove it from the timeline: sailtui snapshot rm " + slugs[s.ProjectID] + " " + s.ID})
+		for _, s := range subs {
+			key, err := ai.ArchiveKey(s)
+			if err != nil {
+				continue
+			}
+			named[key] = true
+			if whole.Status == SnapshotReady && !have[key] {
+				out = append(out, Finding{Check: "missing-archive", Project: slugs[whole.ProjectID],
+					Detail: fmt.Sprintf("%s snapshot %s is ready but its object %s is gone", whole.Type, whole.ID, key),
+					Fix:    "restore another snapshot if it is needed; remove it from the timeline: sailtui snapshot rm " + slugs[whole.ProjectID] + " " + whole.ID})
+			}
 		}
 	}
 	for _, o := range objs {

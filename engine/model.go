@@ -280,6 +280,8 @@ type ContainerStatus struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ExitCode  int       `json:"exit_code,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
+	// Volume names a service's data volume as the runtime knows it (a Docker volume, a PVC).
+	Volume string `json:"volume,omitempty"`
 }
 
 // ContainerState is a container's state as its runtime reports it.

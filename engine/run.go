@@ -27,7 +27,7 @@ func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (Star
 	if err != nil {
 		return StartSpec{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
 	}
-	env := e.injectedEnv(p, c, cs, conns)
+	env := e.injectedEnv(p, c, cs, conns, true)
 	maps.Copy(env, map[string]string{"PROJECT_ID": p.ID, "PROJECT_SLUG": p.Slug, "CONTAINER_NAME": c.Name})
 	maps.Copy(env, c.Env) // its own env wins: it is what a person wrote for this container
 	var deps []string

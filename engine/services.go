@@ -76,7 +76,8 @@ func (e *Engine) ResolvedExports(p Project, c Container) (map[string]string, []s
 
 // injectedEnv is what container c gets from the containers it connects to: the resolved exports
 // of each, in connection order (a later one wins on a clash, as on the reference platform).
-func (e *Engine) injectedEnv(p Project, c Container, cs []Container, conns []Connection) map[string]string {
+// With warn, exports left unresolved are logged (once per start, not at every exec).
+func (e *Engine) injectedEnv(p Project, c Container, cs []Container, conns []Connection, warn bool) map[string]string {
 	env := map[string]string{}
 	for _, cn := range conns {
 		if cn.From != c.Name {
@@ -87,7 +88,7 @@ func (e *Engine) injectedEnv(p Project, c Container, cs []Container, conns []Con
 			continue
 		}
 		exports, unresolved := e.ResolvedExports(p, cs[i])
-		if len(unresolved) > 0 {
+		if warn && len(unresolved) > 0 {
 			e.log.Warn("exports left unresolved: no such key in its env", "project", p.Slug, "container", cn.To,
 				"to", c.Name, "variables", strings.Join(unresolved, ", "))
 		}
@@ -109,7 +110,7 @@ func (e *Engine) withInjectedEnv(ctx context.Context, p Project, c Container) (m
 	if err != nil {
 		return nil, fmt.Errorf("list containers of %s: %w", p.Slug, err)
 	}
-	env := e.injectedEnv(p, c, cs, conns)
+	env := e.injectedEnv(p, c, cs, conns, false)
 	maps.Copy(env, c.Env)
 	return env, nil
 }

@@ -105,22 +105,42 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		b.WriteString("services: {}\n")
 	}
 	present := map[string]bool{}
-	var volumes []string
+	var volumes, projectVolumes []string
 	for _, s := range svcs {
 		present[s.Name] = true
 		if s.Volume != "" && !slices.Contains(volumes, s.Volume) {
 			volumes = append(volumes, s.Volume)
+			if !s.Service {
+				projectVolumes = append(projectVolumes, s.Volume)
+			}
 		}
 	}
 	sort.Strings(volumes)
+	// A service's data volume is "<service>-data" in the file; the project's files are "app".
+	ref := map[string]string{}
+	for _, s := range svcs {
+		if s.Volume == "" {
+			continue
+		}
+		if s.Service {
+			ref[s.Volume] = s.Name + "-data"
+		} else {
+			ref[s.Volume] = composeVolumeRef(s.Volume, len(projectVolumes))
+		}
+	}
 	for _, s := range svcs {
 		fmt.Fprintf(&b, "  %s:\n", q(s.Name))
 		fmt.Fprintf(&b, "    image: %s\n", q(s.Image))
 		fmt.Fprintf(&b, "    container_name: %s\n", q(s.ContainerName))
-		fmt.Fprintf(&b, "    user: %s\n", q(s.User))
-		fmt.Fprintf(&b, "    working_dir: %s\n", q(s.WorkingDir))
-		fmt.Fprintf(&b, "    entrypoint: [\"sh\", \"-c\", %s]\n", q(s.Command))
+		if !s.Service {
+			fmt.Fprintf(&b, "    user: %s\n", q(s.User))
+			fmt.Fprintf(&b, "    working_dir: %s\n", q(s.WorkingDir))
+		}
+		if !s.Service || s.Command != "" {
+			fmt.Fprintf(&b, "    entrypoint: [\"sh\", \"-c\", %s]\n", q(s.Command))
+		}
 		b.WriteString("    init: true\n")
+		b.WriteString("    restart: unless-stopped\n")
 		// Only services in the file: compose refuses a depends_on naming one it does not know
 		// (a container never started has no record yet).
 		var deps []string
@@ -139,10 +159,12 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		b.WriteString("    volumes:\n")
 		if s.Volume != "" {
 			b.WriteString("      - type: volume\n")
-			fmt.Fprintf(&b, "        source: %s\n", q(composeVolumeRef(s.Volume, len(volumes))))
+			fmt.Fprintf(&b, "        source: %s\n", q(ref[s.Volume]))
 			fmt.Fprintf(&b, "        target: %s\n", q(s.Target))
-			b.WriteString("        volume:\n")
-			b.WriteString("          nocopy: true\n")
+			if !s.Service {
+				b.WriteString("        volume:\n")
+				b.WriteString("          nocopy: true\n")
+			}
 		} else {
 			b.WriteString("      - type: bind\n")
 			fmt.Fprintf(&b, "        source: %s\n", q(s.Source))
@@ -169,7 +191,7 @@ func composeYAML(p engine.Project, netName string, svcs []service) string {
 		// never compose; `docker compose down -v` from this file leaves the files alone.
 		b.WriteString("volumes:\n")
 		for _, v := range volumes {
-			fmt.Fprintf(&b, "  %s:\n", q(composeVolumeRef(v, len(volumes))))
+			fmt.Fprintf(&b, "  %s:\n", q(ref[v]))
 			fmt.Fprintf(&b, "    name: %s\n", q(v))
 			b.WriteString("    external: true\n")
 		}

@@ -44,6 +44,9 @@ type service struct {
 	Network     string   `json:"network"`
 	PublishHost string   `json:"publish_host"`
 	DependsOn   []string `json:"depends_on,omitempty"`
+	// Service: a service container (services.go), run as its image says: Command, User and
+	// WorkingDir empty mean the image's own; Volume is its data volume, filled from the image.
+	Service bool `json:"service,omitempty"`
 }
 
 // StartContainer creates and starts the container's Docker container: spec.Command run by
@@ -64,7 +67,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := engine.CheckContainerName(c.Name); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	if strings.TrimSpace(spec.Command) == "" {
+	if !c.IsService() && strings.TrimSpace(spec.Command) == "" {
 		return engine.ContainerStatus{}, fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", engine.ErrBadInput)
 	}
 	if strings.IndexByte(spec.Command, 0) >= 0 {
@@ -125,7 +128,12 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			return engine.ContainerStatus{}, err
 		}
 	}
-	svc, err := r.service(p, c, spec, dir, work)
+	var svc service
+	if c.IsService() {
+		svc, err = r.serviceSpec(ctx, p, c, spec)
+	} else {
+		svc, err = r.service(p, c, spec, dir, work)
+	}
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
@@ -279,6 +287,7 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 		"traefik.http.routers." + router + ".service":                   router,
 		"traefik.http.services." + router + ".loadbalancer.server.port": strconv.Itoa(port),
 	})
+	routable(labels)
 	source, vol := dir, ""
 	if r.cfg.Volumes {
 		source, vol = "", r.volumeName(p)
@@ -316,10 +325,18 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPor
 	stop := int(r.cfg.StopTimeout.Round(time.Second) / time.Second)
 	init := true
 	mnt := mount.Mount{Type: mount.TypeBind, Source: svc.Source, Target: svc.Target}
-	if svc.Volume != "" {
+	switch {
+	case svc.Service:
+		// A service's data volume starts as the image's data directory, owner included.
+		mnt = mount.Mount{Type: mount.TypeVolume, Source: svc.Volume, Target: svc.Target}
+	case svc.Volume != "":
 		// NoCopy: the volume holds the project's files and nothing else; an empty one is not
 		// filled from the image (nor given the owner of the image's directory).
 		mnt = mount.Mount{Type: mount.TypeVolume, Source: svc.Volume, Target: svc.Target, VolumeOptions: &mount.VolumeOptions{NoCopy: true}}
+	}
+	entrypoint, cmd := []string{"sh", "-c", svc.Command}, []string{}
+	if svc.Service && svc.Command == "" {
+		entrypoint, cmd = nil, nil // the image's own
 	}
 	res, err := r.cli.ContainerCreate(ctx, client.ContainerCreateOptions{
 		Name: svc.ContainerName,
@@ -328,8 +345,8 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPor
 			User:         svc.User,
 			Env:          env,
 			WorkingDir:   svc.WorkingDir,
-			Entrypoint:   []string{"sh", "-c", svc.Command},
-			Cmd:          []string{},
+			Entrypoint:   entrypoint,
+			Cmd:          cmd,
 			ExposedPorts: network.PortSet{port: {}},
 			Labels:       svc.Labels,
 			StopTimeout:  &stop,
@@ -341,11 +358,18 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPor
 			// An init reaps what a dev server's scripts leave behind and passes the stop signal on.
 			Init:      &init,
 			LogConfig: container.LogConfig{Type: "json-file", Config: map[string]string{"max-size": "10m", "max-file": "3"}},
+			// A daemon restart brings the project back as it was; a stop (which removes the
+			// container) is not undone.
+			RestartPolicy: container.RestartPolicy{Name: container.RestartPolicyUnlessStopped},
 		},
 		NetworkingConfig: &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{
 			netID: {Aliases: []string{svc.Name}},
 		}},
 	})
+	if cerrdefs.IsNotFound(err) && svc.Service && !r.imageExists(ctx, svc.Image) {
+		return "", fmt.Errorf("image %s of service %s does not exist on the Docker Engine: pull or build it (docker pull %s): %w",
+			svc.Image, svc.Name, svc.Image, engine.ErrNotFound)
+	}
 	if cerrdefs.IsNotFound(err) && !r.imageExists(ctx, svc.Image) {
 		// Said without the container's name, so that a project whose every container fails
 		// for it is told once (the engine joins failures of one cause).
@@ -518,7 +542,11 @@ func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engin
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("status %s/%s: %w", p.Slug, c.Name, err)
 	}
-	return r.statusPaused(p, c, ins, paused), nil
+	st := r.statusPaused(p, c, ins, paused)
+	if c.IsService() {
+		st.Volume = r.serviceVolumeName(p, c.Name)
+	}
+	return st, nil
 }
 
 // statusPaused is status, except that a container a snapshot in progress paused (detail set)

@@ -74,9 +74,17 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if err != nil {
 		return engine.ExecResult{}, fmt.Errorf("working directory: %w", err)
 	}
-	work, err := r.tree(dir).Dir(path.Join(cdir, sub))
-	if err != nil {
-		return engine.ExecResult{}, err
+	// A service runs as its image says: the command too, as its user, and in its data
+	// directory (the project's tree is not mounted there).
+	user, workDir := r.cfg.User, ""
+	if c.IsService() {
+		user, workDir = "", path.Join(c.DataPath, sub)
+	} else {
+		work, err := r.tree(dir).Dir(path.Join(cdir, sub))
+		if err != nil {
+			return engine.ExecResult{}, err
+		}
+		workDir = path.Join(r.cfg.MountPath, work)
 	}
 	marker := containerexec.NewMarker()
 	envm := map[string]string{}
@@ -112,12 +120,12 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		stdout, stderr, stdin = streams.Stdout, streams.Stderr, streams.Stdin
 	}
 	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
-		User:         r.cfg.User,
+		User:         user,
 		AttachStdin:  stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
 		Env:          env,
-		WorkingDir:   path.Join(r.cfg.MountPath, work),
+		WorkingDir:   workDir,
 		Cmd:          append([]string{"sh", "-c", `exec "$@"`, "sh"}, req.Argv...),
 	})
 	if err != nil {
@@ -151,7 +159,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	kill := func() error {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		err := r.killExec(kctx, ins.ID, marker)
+		err := r.killExec(kctx, ins.ID, user, marker)
 		// The streams end once the command and whatever held them are gone; a process that
 		// escaped the kill must not hang the caller.
 		select {
@@ -211,9 +219,9 @@ func (r *Runtime) execExitCode(ctx context.Context, id string) (int, error) {
 }
 
 // killExec kills every process of the container carrying marker in its environment.
-func (r *Runtime) killExec(ctx context.Context, containerID, marker string) error {
+func (r *Runtime) killExec(ctx context.Context, containerID, user, marker string) error {
 	created, err := r.cli.ExecCreate(ctx, containerID, client.ExecCreateOptions{
-		User:         r.cfg.User,
+		User:         user,
 		AttachStdout: true,
 		AttachStderr: true,
 		Cmd:          []string{"sh", "-c", containerexec.KillScript, "sh", marker},

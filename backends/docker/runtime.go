@@ -544,6 +544,9 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error
+	if err := r.removeServiceVolumes(ctx, p, cs); err != nil {
+		errs = append(errs, err)
+	}
 	dirs := []string{r.recordDir(p), r.logDir(p)}
 	if r.cfg.Volumes {
 		if err := r.removeVolume(ctx, p); err != nil {

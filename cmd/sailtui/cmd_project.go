@@ -201,6 +201,14 @@ type containerRow struct {
 	Detail  string `json:"detail,omitempty"`
 	Uptime  string `json:"uptime,omitempty"`
 	Command string `json:"command,omitempty"`
+	// Kind is app, service or external; a service has its own image and data volume.
+	Kind     string            `json:"kind"`
+	Image    string            `json:"image,omitempty"`
+	DataPath string            `json:"data_path,omitempty"`
+	Volume   string            `json:"volume,omitempty"`
+	Endpoint string            `json:"endpoint,omitempty"`
+	Exports  map[string]string `json:"exports,omitempty"`
+	Primary  bool              `json:"primary,omitempty"`
 }
 
 func containersCmd(a *app) *cobra.Command {
@@ -229,7 +237,8 @@ func containersCmd(a *app) *cobra.Command {
 				port := servicePort(cmd.Context(), eng, p, v)
 				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
 					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
-					Detail: v.Status.Detail}
+					Detail: v.Status.Detail, Kind: v.Kind.String(), Image: v.Image, DataPath: v.DataPath, Volume: v.Status.Volume,
+					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary}
 				if v.Status.State == engine.ContainerExited {
 					code := v.Status.ExitCode
 					rows[i].ExitCode = &code
@@ -239,7 +248,7 @@ func containersCmd(a *app) *cobra.Command {
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "NAME\tDIRECTORY\tSTATUS\tPORT\tURL\tUPTIME")
+				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tURL\tUPTIME")
 				for i, r := range rows {
 					status := string(r.Status)
 					if r.ExitCode != nil {
@@ -253,11 +262,30 @@ func containersCmd(a *app) *cobra.Command {
 					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
 						url = st.LocalURL // the route would not resolve: no router is configured
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", r.Name, printable(r.Directory), status, r.Port, url, r.Uptime)
+					name := r.Name
+					if r.Primary {
+						name += " *" // the primary app, shown first by the console
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, url, r.Uptime)
 				}
 			})
 		},
 	}
+}
+
+// containerSource is what a container runs from, for tables: an app's directory, a service's
+// image and data volume, an external service's endpoint.
+func containerSource(v engine.ContainerView) string {
+	switch v.Kind {
+	case engine.KindService:
+		if v.Status.Volume != "" {
+			return v.Image + " (volume " + v.Status.Volume + " at " + v.DataPath + ")"
+		}
+		return v.Image + " (data at " + v.DataPath + ")"
+	case engine.KindExternal:
+		return v.Endpoint
+	}
+	return v.Directory
 }
 
 // servicePort is a container's port as containerRow defines it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -20,11 +21,28 @@ type snapshotRow struct {
 	DeletedAt string `json:"deleted_at,omitempty"`
 	SHA256    string `json:"sha256,omitempty"`
 	Error     string `json:"error,omitempty"`
+	// Parts are the service volumes held besides the files (size_bytes is the files' archive);
+	// total_bytes counts them all.
+	Parts      []engine.SnapshotPart `json:"parts,omitempty"`
+	TotalBytes int64                 `json:"total_bytes"`
+}
+
+// sizeOf is a snapshot's size for tables: the total, and what each part holds when it has parts.
+func (r snapshotRow) sizeOf() string {
+	if len(r.Parts) == 0 {
+		return size(r.TotalBytes)
+	}
+	parts := []string{"files " + size(r.SizeBytes)}
+	for _, p := range r.Parts {
+		parts = append(parts, p.Name+" "+size(p.SizeBytes))
+	}
+	return size(r.TotalBytes) + " (" + strings.Join(parts, ", ") + ")"
 }
 
 func snapRow(s engine.Snapshot) snapshotRow {
 	r := snapshotRow{ID: s.ID, Label: s.Label, Type: string(s.Type), Status: string(s.Status),
-		CreatedAt: s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), SizeBytes: s.SizeBytes, SHA256: s.SHA256, Error: s.Error}
+		CreatedAt: s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), SizeBytes: s.SizeBytes, SHA256: s.SHA256, Error: s.Error,
+		Parts: s.Parts, TotalBytes: s.TotalBytes()}
 	if !s.DeletedAt.IsZero() {
 		r.DeletedAt = s.DeletedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
 	}
@@ -34,7 +52,7 @@ func snapRow(s engine.Snapshot) snapshotRow {
 func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
 	r := snapRow(s)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, size(r.SizeBytes), r.Label)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.sizeOf(), r.Label)
 	})
 }
 
@@ -70,7 +88,7 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, size(r.SizeBytes), r.Label)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), r.Label)
 				}
 				fmt.Fprintf(tw, "manual snapshots: %d/%d\n", manual, engine.MaxManualSnapshots)
 			})

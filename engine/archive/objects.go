@@ -186,6 +186,8 @@ func (o Objects) Put(ctx context.Context, p engine.Project, snap engine.Snapshot
 // verifying: the object is read back in full and its SHA-256 compared with the recorded one.
 // On success the snapshot is returned with Status SnapshotReady (ReadyAt is left to the engine,
 // which owns the clock).
+//
+// A snapshot with parts (service volumes) is ready only when every part verifies too.
 func (o Objects) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
 	key, err := Location(o.prefix, snap)
 	if err == nil {
@@ -194,18 +196,35 @@ func (o Objects) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Sn
 	if err != nil {
 		return snap, fmt.Errorf("archive: verify snapshot %s: %w", snap.ID, err)
 	}
+	for i, part := range snap.Parts {
+		sub := snap.Part(i)
+		key, err := Location(o.prefix, sub)
+		if err == nil {
+			err = Verify(ctx, o.store, key, sub)
+		}
+		if err != nil {
+			return snap, fmt.Errorf("archive: verify snapshot %s: service volume %s: %w", snap.ID, part.Name, err)
+		}
+	}
 	snap.Status = engine.SnapshotReady
 	return snap, nil
 }
 
 // Delete implements engine.Volumes; deleting a snapshot whose object is gone succeeds.
+// Every part's object goes too.
 func (o Objects) Delete(ctx context.Context, snap engine.Snapshot) error {
-	key, err := Location(o.prefix, snap)
-	if err != nil {
-		return fmt.Errorf("archive: delete snapshot %s: %w", snap.ID, err)
+	subs := []engine.Snapshot{snap}
+	for i := range snap.Parts {
+		subs = append(subs, snap.Part(i))
 	}
-	if err := o.store.Delete(ctx, key); err != nil {
-		return fmt.Errorf("archive: delete snapshot %s: object %s: %w", snap.ID, key, err)
+	for _, sub := range subs {
+		key, err := Location(o.prefix, sub)
+		if err != nil {
+			return fmt.Errorf("archive: delete snapshot %s: %w", snap.ID, err)
+		}
+		if err := o.store.Delete(ctx, key); err != nil {
+			return fmt.Errorf("archive: delete snapshot %s: object %s: %w", snap.ID, key, err)
+		}
 	}
 	return nil
 }

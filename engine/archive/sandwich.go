@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,13 @@ const restoreTag = ".restore-"
 // of it, which is what a snapshot captures and a restore replaces.
 type StorageDirs interface {
 	StorageDir(p engine.Project) string
+}
+
+// PartDirs is offered by StorageDirs whose projects have storage besides their files: the data
+// volumes of service containers (docker). PartDir is the directory holding the volume of
+// service part of p on this machine; with create, a missing volume is made (a restore).
+type PartDirs interface {
+	PartDir(ctx context.Context, p engine.Project, part string, create bool) (string, error)
 }
 
 // SandwichOptions tunes a Sandwich. The zero value is usable.
@@ -91,7 +99,45 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	if err != nil {
 		return fail(err)
 	}
+	// Each service volume is an archive of its own beside the files' (see engine.Snapshot.Part),
+	// so a snapshot of a project without services is what it always was.
+	stored.Parts = slices.Clone(snap.Parts)
+	for i, part := range stored.Parts {
+		pdir, err := s.partDir(ctx, p, part.Name, false)
+		if err != nil {
+			return fail(err)
+		}
+		sub, err := s.Put(ctx, p, stored.Part(i), func(ctx context.Context, w io.Writer) (int64, error) {
+			st, err := Write(ctx, pdir, w, opts)
+			return st.Bytes, err
+		})
+		if err != nil {
+			return fail(fmt.Errorf("service volume %s: %w", part.Name, err))
+		}
+		stored.SetPart(i, sub)
+	}
 	return stored, nil
+}
+
+// CapturesServiceVolumes implements engine.ServiceVolumes when the storage has them.
+func (s *Sandwich) CapturesServiceVolumes() bool {
+	_, ok := s.dirs.(PartDirs)
+	return ok
+}
+
+func (s *Sandwich) partDir(ctx context.Context, p engine.Project, part string, create bool) (string, error) {
+	pd, ok := s.dirs.(PartDirs)
+	if !ok {
+		return "", fmt.Errorf("service volume %s: this storage has no service volumes: %w", part, engine.ErrBadInput)
+	}
+	dir, err := pd.PartDir(ctx, p, part, create)
+	if err != nil {
+		return "", fmt.Errorf("service volume %s: %w", part, err)
+	}
+	if dir == "" {
+		return "", fmt.Errorf("service volume %s: no directory: %w", part, engine.ErrBadInput)
+	}
+	return dir, nil
 }
 
 // Restore implements engine.Volumes. The archive is extracted into a fresh sibling of the
@@ -117,45 +163,81 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	if dir == "" {
 		return fail(fmt.Errorf("no storage directory: %w", engine.ErrBadInput))
 	}
+	// Every part is extracted and verified before any is swapped in: a snapshot is restored
+	// whole or not at all. A crash between two swaps leaves the operation to be resumed,
+	// which restores them all again.
+	type target struct {
+		dir  string
+		snap engine.Snapshot
+		tmp  string
+	}
+	targets := []*target{{dir: dir, snap: snap}}
+	for i, part := range snap.Parts {
+		pdir, err := s.partDir(ctx, p, part.Name, true)
+		if err != nil {
+			return fail(err)
+		}
+		targets = append(targets, &target{dir: pdir, snap: snap.Part(i)})
+	}
+	defer func() {
+		for _, t := range targets {
+			if t.tmp != "" {
+				_ = RemoveTree(t.tmp)
+			}
+		}
+	}()
+	for _, t := range targets {
+		tmp, err := s.stage(ctx, p, t.snap, t.dir)
+		if err != nil {
+			if t.snap.ID != snap.ID {
+				err = fmt.Errorf("service volume %s: %w", strings.TrimPrefix(t.snap.ID, snap.ID+"."), err)
+			}
+			return fail(err)
+		}
+		t.tmp = tmp
+	}
+	for _, t := range targets {
+		if err := swapIn(t.tmp, t.dir); err != nil {
+			return fail(err)
+		}
+		t.tmp = ""
+	}
+	return nil
+}
+
+// stage extracts snapshot snap into a fresh sibling of dir and verifies it, and returns the
+// sibling, complete and on disk, ready for swapIn.
+func (s *Sandwich) stage(ctx context.Context, p engine.Project, snap engine.Snapshot, dir string) (string, error) {
 	obj, err := s.Open(ctx, p, snap, s.opts.Limits)
 	if err != nil {
-		return fail(err)
+		return "", err
 	}
 	defer obj.Close()
 	dir = filepath.Clean(dir)
 	parent, base := filepath.Dir(dir), filepath.Base(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fail(err)
+		return "", err
 	}
 	removeStale(parent, base)
 	tmp, err := os.MkdirTemp(parent, "."+base+restoreTag)
 	if err != nil {
-		return fail(err)
+		return "", err
 	}
-	swapped := false
-	defer func() {
-		if !swapped {
-			_ = RemoveTree(tmp)
-		}
-	}()
-
 	// Links may point anywhere (Open's limits): they are inert until the tree is swapped in,
 	// and that happens only once the checksum proves this is the archive Create wrote.
 	stopFlusher := startFlusher(tmp)
 	_, xerr := Extract(ctx, obj.Src, tmp, obj.Limits)
 	stopFlusher()
-	if err := obj.Verify(ctx, xerr); err != nil {
-		return fail(err)
+	err = obj.Verify(ctx, xerr)
+	if err == nil {
+		// The barrier: the whole new tree is on disk before it replaces anything.
+		err = syncFS(tmp)
 	}
-	// The barrier: the whole new tree is on disk before it replaces anything.
-	if err := syncFS(tmp); err != nil {
-		return fail(err)
+	if err != nil {
+		_ = RemoveTree(tmp)
+		return "", err
 	}
-	if err := swapIn(tmp, dir); err != nil {
-		return fail(err)
-	}
-	swapped = true
-	return nil
+	return tmp, nil
 }
 
 // flushInterval is the pause between two early flushes of a tree being restored: short enough

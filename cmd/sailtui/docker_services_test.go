@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moby/moby/client"
+
+	"github.com/sailtui/sailtui/backends/docker/dockertest"
+)
+
+// serviceImage is a database stand-in built here (no registry): busybox's httpd serving its
+// data directory, so what is in the service's volume can be read over the project network.
+func serviceImage(t *testing.T, dcli *client.Client) string {
+	t.Helper()
+	ref, err := dockertest.BuildImage(t.Context(), dcli, dockertest.ImageSpec{
+		Repo:       "sailtui-test-kv",
+		Entrypoint: []string{"httpd", "-f", "-p", "5432", "-h", "/var/lib/kv"},
+	})
+	if err != nil {
+		t.Fatalf("build the service image: %v", err)
+	}
+	return ref
+}
+
+type jsonServiceContainer struct {
+	Name     string            `json:"name"`
+	Kind     string            `json:"kind"`
+	Image    string            `json:"image"`
+	DataPath string            `json:"data_path"`
+	Volume   string            `json:"volume"`
+	Status   string            `json:"status"`
+	Exports  map[string]string `json:"exports"`
+	Primary  bool              `json:"primary"`
+}
+
+// TestDockerServicesEndToEnd is issue 16's acceptance in docker mode: a project from a
+// directory whose .tesslate/config.json has a web app and a database service of a locally
+// built image, connected. The app gets the service's exports, resolved, and reaches it by
+// name; the service's data survives hibernate/wake and a manual snapshot's restore; and
+// hibernation leaves no container, network or volume behind.
+func TestDockerServicesEndToEnd(t *testing.T) {
+	slug := "svc-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	img := serviceImage(t, dcli)
+	src := t.TempDir()
+	cfg := `{
+  "apps": {"web": {"directory": "web", "port": 8080,
+    "start": "env | sort > injected.env; exec sailtui devserver --dir . --port \"$PORT\""}},
+  "infrastructure": {"db": {"image": "` + img + `", "port": 5432, "data": "/var/lib/kv",
+    "env": {"DB_NAME": "app"}, "exports": {"DB_URL": "http://${HOST}:${PORT}/${DB_NAME}", "KEEP": "${MISSING}"}}},
+  "connections": [{"from": "web", "to": "db"}],
+  "primaryApp": "web"
+}`
+	for name, body := range map[string]string{".tesslate/config.json": cfg, "web/index.html": "<h1>web</h1>\n"} {
+		p := filepath.Join(src, name)
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	c.ok("project", "create", slug, "--from", src)
+	listed := func() map[string]jsonServiceContainer {
+		var cs []jsonServiceContainer
+		c.json(&cs, "containers", "ls", slug)
+		m := map[string]jsonServiceContainer{}
+		for _, x := range cs {
+			m[x.Name] = x
+		}
+		return m
+	}
+	cs := listed()
+	var prefix string
+	for _, kv := range c.env {
+		if v, ok := strings.CutPrefix(kv, "SAILTUI_DOCKER_NETWORK_PREFIX="); ok {
+			prefix = v
+		}
+	}
+	vol := prefix + "-" + slug + "-db"
+	if db := cs["db"]; db.Kind != "service" || db.Image != img || db.DataPath != "/var/lib/kv" || db.Volume != vol {
+		t.Fatalf("db listed as %+v, want a service of %s with volume %s", db, img, vol)
+	}
+	if !cs["web"].Primary || cs["web"].Kind != "app" {
+		t.Fatalf("web listed as %+v", cs["web"])
+	}
+
+	c.ok("project", "start", slug)
+	env := c.ok("files", "get", slug, "web/injected.env")
+	for _, want := range []string{"DB_URL=http://db:5432/app\n", "KEEP=${MISSING}\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("web's environment lacks %q:\n%s", want, env)
+		}
+	}
+	// The service runs its image's own command as its own user, with its volume at its path.
+	c.ok("exec", slug, "db", "--", "sh", "-c", "echo v1 > /var/lib/kv/app")
+	fetch := func(want string) {
+		t.Helper()
+		// busybox's httpd answers in HTTP/1.1.
+		script := strings.Replace(dockertest.Fetch, `"HTTP/1.0 200"*`, `"HTTP/1."?" 200"*`, 1)
+		r := c.run("exec", slug, "web", "--", "sh", "-c", script, "sh", "db", "5432", "/app")
+		if r.code != 0 || strings.TrimSpace(r.stdout) != want {
+			t.Fatalf("web fetching http://db:5432/app: %+v, want %q", r, want)
+		}
+	}
+	fetch("v1")
+
+	ctx := t.Context()
+	for _, name := range []string{"web", "db"} {
+		ins, err := dcli.ContainerInspect(ctx, slug+"-"+name, client.ContainerInspectOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rp := ins.Container.HostConfig.RestartPolicy.Name; rp != "unless-stopped" {
+			t.Errorf("%s restart policy %q, want unless-stopped (a daemon restart must not leave projects down)", name, rp)
+		}
+		if got, want := ins.Container.Config.Labels["com.tesslate.routable"] == "true", name == "web"; got != want {
+			t.Errorf("%s com.tesslate.routable=%v, want %v", name, got, want)
+		}
+	}
+	compose, err := os.ReadFile(filepath.Join(c.state, "docker-compose-projects", slug+".yml"))
+	must(t, err)
+	for _, want := range []string{`"db-data":`, `name: "` + vol + `"`, "restart: unless-stopped", `image: "` + img + `"`} {
+		if !strings.Contains(string(compose), want) {
+			t.Errorf("compose file lacks %s:\n%s", want, compose)
+		}
+	}
+
+	// Hibernation snapshots the service's volume with the files, then nothing is left.
+	c.ok("project", "hibernate", slug)
+	assertNoDockerLeftovers(t, dcli, slug)
+	var snaps []struct {
+		ID    string `json:"id"`
+		Type  string `json:"type"`
+		Parts []struct {
+			Name      string `json:"name"`
+			SizeBytes int64  `json:"size_bytes"`
+			SHA256    string `json:"sha256"`
+		} `json:"parts"`
+	}
+	c.json(&snaps, "snapshot", "ls", slug)
+	if len(snaps) != 1 || len(snaps[0].Parts) != 1 || snaps[0].Parts[0].Name != "db" || snaps[0].Parts[0].SHA256 == "" {
+		b, _ := json.Marshal(snaps)
+		t.Fatalf("hibernation snapshot: %s, want one part for db", b)
+	}
+	c.ok("project", "wake", slug)
+	fetch("v1")
+
+	// A manual snapshot holds the service's data as it was; its restore brings that back.
+	var manual struct {
+		ID string `json:"id"`
+	}
+	c.json(&manual, "snapshot", "create", slug, "--label", "v1")
+	c.ok("exec", slug, "db", "--", "sh", "-c", "echo v2 > /var/lib/kv/app")
+	fetch("v2")
+	c.ok("snapshot", "restore", slug, manual.ID, "--yes")
+	fetch("v1")
+	c.ok("project", "rm", slug, "--yes")
+	assertNoDockerLeftovers(t, dcli, slug)
+}
