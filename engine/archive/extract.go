@@ -34,6 +34,16 @@ type Limits struct {
 	// MaxWindow caps the zstd window the stream may ask for, which is what decoding costs in
 	// memory. Default 128 MiB (see maxWindow); SnapshotMaxWindow for archives made by Write.
 	MaxWindow int
+	// Owners restores the numeric uid and gid each entry records (see WriteOptions.Owners) on
+	// everything Extract creates, the target itself included when the archive names it: files,
+	// directories and symlinks (the link itself, never what it points at). A service's data
+	// directory needs it (PostgreSQL refuses one owned by root). Only root can give files away,
+	// so when the process does not run as root the ids are not applied and entries belong to
+	// the extracting user, as without the option; they are still checked, so an archive with
+	// an id no chown can apply (negative, or past 32 bits) is refused wherever it is restored,
+	// with an error wrapping engine.ErrBadInput. The modes are the archive's all the same:
+	// setuid, setgid and sticky stay dropped.
+	Owners bool
 }
 
 // SnapshotMaxWindow is the window limit for restoring snapshots. Write uses 1 MiB windows
@@ -103,9 +113,10 @@ func (l Limits) WithDefaults() Limits {
 // (limits).
 //
 // Permission bits (setuid, setgid and sticky are dropped) and modification times are restored;
-// directories get theirs after their contents are written. Ownership is not restored: files
-// belong to the extracting user. Entries written before an error are left in target; extract
-// into a fresh directory and remove it on failure.
+// directories get theirs after their contents are written. Ownership is restored only with
+// lim.Owners when running as root (see Limits.Owners); otherwise files belong to the extracting
+// user. Entries written before an error are left in target; extract into a fresh directory and
+// remove it on failure.
 //
 // The checks assume nothing else modifies target while Extract runs.
 func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats, error) {
@@ -113,6 +124,7 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 		ctx:    ctx,
 		target: target,
 		lim:    lim.WithDefaults(),
+		owners: lim.Owners && geteuid() == 0,
 		dirs:   map[string]struct{}{"": {}},
 		buf:    make([]byte, copyBufSize),
 	}
@@ -155,16 +167,23 @@ func CheckEnd(dec io.Reader, eof *stream.EOFReader) error {
 	return nil
 }
 
+// geteuid is os.Geteuid, replaced by the tests that check what a restore not running as root
+// does with Limits.Owners.
+var geteuid = os.Geteuid
+
 type dirMeta struct {
-	name  string
-	mode  fs.FileMode
-	mtime time.Time
+	name     string
+	mode     fs.FileMode
+	mtime    time.Time
+	uid, gid int
 }
 
 type extractor struct {
 	ctx    context.Context
 	target string
 	lim    Limits
+	// owners is whether entries get the uid and gid they record (Limits.Owners, as root).
+	owners bool
 	st     Stats
 	// dirs holds the directories (clean relative names) known to be real directories: created
 	// by this extraction or checked with Lstat. A name is added only after that check, and
@@ -218,6 +237,19 @@ type fileJob struct {
 	c     *chunk
 	mode  fs.FileMode
 	mtime time.Time
+	// own is the owner to give the file, nil to leave it to the extracting user.
+	own *owner
+}
+
+// owner is a numeric uid and gid to apply to an entry being created.
+type owner struct{ uid, gid int }
+
+// ownerOf is the owner x gives e, nil when it applies none.
+func (x *extractor) ownerOf(e Entry) *owner {
+	if !x.owners {
+		return nil
+	}
+	return &owner{uid: e.Uid, gid: e.Gid}
 }
 
 func (x *extractor) startWriters() {
@@ -260,7 +292,7 @@ func (x *extractor) release(c *chunk) {
 func (x *extractor) writeLoop(jobs <-chan fileJob) {
 	for j := range jobs {
 		if !x.stop.Load() {
-			if err := writeFile(j.path, j.data, j.mode, j.mtime); err != nil {
+			if err := writeFile(j.path, j.data, j.mode, j.mtime, j.own); err != nil {
 				x.stop.Store(true)
 				x.wmu.Lock()
 				if x.werr == nil {
@@ -372,7 +404,7 @@ func (x *extractor) dir(e Entry) error {
 		return err
 	}
 	x.st.Dirs++
-	x.dirMeta = append(x.dirMeta, dirMeta{name: e.Name, mode: e.Mode, mtime: e.ModTime})
+	x.dirMeta = append(x.dirMeta, dirMeta{name: e.Name, mode: e.Mode, mtime: e.ModTime, uid: e.Uid, gid: e.Gid})
 	return nil
 }
 
@@ -400,7 +432,7 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 			x.lastParent = parent
 			x.queue = (x.queue + 1) % len(x.queues)
 		}
-		x.queues[x.queue] <- fileJob{name: name, path: p, data: data, c: c, mode: mode, mtime: e.ModTime}
+		x.queues[x.queue] <- fileJob{name: name, path: p, data: data, c: c, mode: mode, mtime: e.ModTime, own: x.ownerOf(e)}
 		return nil
 	}
 	f, err := createFile(p, mode)
@@ -408,6 +440,10 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 		return err
 	}
 	if err := x.copyTo(f, r, e.Size); err != nil {
+		f.abandon()
+		return err
+	}
+	if err := f.chown(x.ownerOf(e)); err != nil {
 		f.abandon()
 		return err
 	}
@@ -422,13 +458,18 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 // errDuplicate is what creating an entry over an existing name gives.
 var errDuplicate = fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
 
-// writeFile creates p with data, mode and mtime, refusing an existing name (see createFile).
-func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time) error {
+// writeFile creates p with data, mode, mtime and, unless own is nil, that owner, refusing an
+// existing name (see createFile).
+func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time, own *owner) error {
 	f, err := createFile(p, mode)
 	if err != nil {
 		return err
 	}
 	if _, err := f.Write(data); err != nil {
+		f.abandon()
+		return err
+	}
+	if err := f.chown(own); err != nil {
 		f.abandon()
 		return err
 	}
@@ -467,6 +508,12 @@ func (x *extractor) symlink(e Entry) error {
 	if err != nil {
 		return err
 	}
+	if own := x.ownerOf(e); own != nil {
+		// Lchown: the link just made is what gets the owner, never what it points at.
+		if err := os.Lchown(p, own.uid, own.gid); err != nil {
+			return err
+		}
+	}
 	if err := lchtimes(p, e.ModTime, true); err != nil {
 		return err
 	}
@@ -474,12 +521,19 @@ func (x *extractor) symlink(e Entry) error {
 	return nil
 }
 
-// finishDirs applies directory modes and times last: writing a directory's contents changes
-// its mtime, and a read-only mode would block them.
+// finishDirs applies directory owners, modes and times last: writing a directory's contents
+// changes its mtime, and a read-only mode would block them. The owner goes first, so the mode
+// set after it is the one kept, whatever a chown clears.
 func (x *extractor) finishDirs() error {
 	for i := len(x.dirMeta) - 1; i >= 0; i-- {
 		d := x.dirMeta[i]
 		p := x.abs(d.name)
+		if x.owners {
+			// Lchown: should the name have become a symlink, the link is what changes owner.
+			if err := os.Lchown(p, d.uid, d.gid); err != nil {
+				return fmt.Errorf("extract %q: %w", d.name, err)
+			}
+		}
 		if err := os.Chmod(p, d.mode); err != nil {
 			return fmt.Errorf("extract %q: %w", d.name, err)
 		}

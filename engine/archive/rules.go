@@ -32,6 +32,9 @@ type Entry struct {
 	// Linkname is a symlink's target as stored, or a hard link's clean target name.
 	Linkname string
 	ModTime  time.Time
+	// Uid and Gid are the numeric owner the archive records: 0 unless it was written with
+	// WriteOptions.Owners. With Limits.Owners they are checked to be ids a chown can apply.
+	Uid, Gid int
 }
 
 // Rules are the choices an extraction makes on top of the entry rules every one applies.
@@ -85,7 +88,12 @@ func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
 	if c.rules.Skip != nil && name != "" && c.rules.Skip(name) {
 		return e, false, nil
 	}
-	e = Entry{Name: name, Type: hdr.Typeflag, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm, ModTime: hdr.ModTime}
+	e = Entry{Name: name, Type: hdr.Typeflag, Mode: fs.FileMode(hdr.Mode) & fs.ModePerm, ModTime: hdr.ModTime, Uid: hdr.Uid, Gid: hdr.Gid}
+	if c.lim.Owners {
+		if err := checkOwner(hdr.Uid, hdr.Gid); err != nil {
+			return e, false, err
+		}
+	}
 	switch hdr.Typeflag {
 	case tar.TypeDir:
 		if name != "" {
@@ -140,6 +148,24 @@ func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
 		return e, false, fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
 	}
 	return e, true, nil
+}
+
+// maxOwnerID is the largest uid or gid a restore applies: ids are 32 bits, and the all-ones id
+// means "leave unchanged" to chown, so an archive naming it would silently keep the extracting
+// user, and a larger one would be truncated to someone else's id.
+const maxOwnerID int64 = 1<<32 - 2
+
+// checkOwner refuses ids that cannot be applied as they are.
+func checkOwner(uid, gid int) error {
+	for _, id := range [...]struct {
+		what string
+		v    int
+	}{{"uid", uid}, {"gid", gid}} {
+		if id.v < 0 || int64(id.v) > maxOwnerID {
+			return fmt.Errorf("%s %d out of range 0..%d: %w", id.what, id.v, maxOwnerID, engine.ErrBadInput)
+		}
+	}
+	return nil
 }
 
 // claim records name as kind when the rules track names, refusing one below a symlink or a

@@ -191,6 +191,8 @@ func statOf(s *unix.Stat_t) entryStat {
 		mode:  int64(s.Mode & 0o7777),
 		size:  s.Size,
 		mtime: time.Unix(s.Mtim.Sec, s.Mtim.Nsec),
+		uid:   int(s.Uid),
+		gid:   int(s.Gid),
 	}
 	switch s.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -337,6 +339,19 @@ func (f newFile) finish(mode fs.FileMode, mtime time.Time) error {
 		err = &os.PathError{Op: "close", Path: f.path, Err: cerr}
 	}
 	return err
+}
+
+// chown gives the file to own (nothing when nil) through its descriptor, so the file created
+// is the one given away whatever happens to its name. It comes before finish: a chown clears
+// setuid and setgid (the archive's modes have none anyway), and finish's mode is the last word.
+func (f newFile) chown(own *owner) error {
+	if own == nil {
+		return nil
+	}
+	if err := retryErr(func() error { return unix.Fchown(f.fd, own.uid, own.gid) }); err != nil {
+		return &os.PathError{Op: "fchown", Path: f.path, Err: err}
+	}
+	return nil
 }
 
 // abandon closes a file whose writing failed.

@@ -130,7 +130,9 @@ func kindOfMode(m fs.FileMode) entryKind {
 }
 
 func statOf(fi fs.FileInfo) entryStat {
-	return entryStat{kind: kindOfMode(fi.Mode()), mode: tarMode(fi.Mode()), size: fi.Size(), mtime: fi.ModTime()}
+	es := entryStat{kind: kindOfMode(fi.Mode()), mode: tarMode(fi.Mode()), size: fi.Size(), mtime: fi.ModTime()}
+	es.uid, es.gid = statOwner(fi)
+	return es
 }
 
 // tarMode maps a FileMode to tar's mode field (permission bits plus setuid, setgid, sticky).
@@ -193,6 +195,15 @@ func (f newFile) finish(mode fs.FileMode, mtime time.Time) error {
 		err = lchtimes(f.f.Name(), mtime, false)
 	}
 	return err
+}
+
+// chown gives the file to own (nothing when nil) through its descriptor, before finish sets
+// the mode (see the Linux version).
+func (f newFile) chown(own *owner) error {
+	if own == nil {
+		return nil
+	}
+	return f.f.Chown(own.uid, own.gid)
 }
 
 // abandon closes a file whose writing failed.

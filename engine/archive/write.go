@@ -27,6 +27,14 @@ type WriteOptions struct {
 	// AnyLinkTarget keeps symlinks whatever they point at (see Limits.AnyLinkTarget); without it
 	// a link out of root fails the write rather than make an archive Extract would refuse.
 	AnyLinkTarget bool
+	// Owners records each entry's numeric uid and gid (user and group names stay empty: ids
+	// are what a restore applies, and names would tie the archive to this host's passwd), so
+	// that Extract with Limits.Owners can give a tree like a database's data directory back to
+	// its owners. The ids come from the same stat as the entry's mode, never from a name looked
+	// up again: the descriptor the walk opened for a file or directory, and for a symlink
+	// (which cannot be opened) the stat relative to its parent's descriptor. Without it every
+	// entry records uid and gid 0 and the archive is byte for byte what it was before.
+	Owners bool
 }
 
 // Stats counts what an archive holds (Write) or what was written to disk (Extract).
@@ -103,10 +111,11 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		buf:      make([]byte, copyBufSize),
 		progress: opts.Progress,
 		anyLink:  opts.AnyLinkTarget,
+		owners:   opts.Owners,
 		total:    total,
 		st:       &st,
 	}
-	err = aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: rootStat.mode, ModTime: rootStat.mtime})
+	err = aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: rootStat.mode, ModTime: rootStat.mtime}, rootStat)
 	if err == nil {
 		wk := newWalker(ctx, m, &st, rootLen, aw)
 		err = wk.walk(rootDir, "")
@@ -139,13 +148,18 @@ type archiveWriter struct {
 	total    int64
 	st       *Stats
 	anyLink  bool
+	owners   bool
 }
 
-func (aw *archiveWriter) header(h *tar.Header) error {
+// header writes h for the entry es describes.
+func (aw *archiveWriter) header(h *tar.Header, es entryStat) error {
 	// GNU rather than PAX: it stores names and link targets as raw bytes (non-UTF-8 names
 	// round-trip) and long names cost one extra block instead of PAX's two per entry.
 	h.Format = tar.FormatGNU
 	h.ModTime = h.ModTime.Truncate(time.Second)
+	if aw.owners {
+		h.Uid, h.Gid = es.uid, es.gid
+	}
 	if err := aw.tw.WriteHeader(h); err != nil {
 		return fmt.Errorf("%q: write header: %w", h.Name, err)
 	}
@@ -154,7 +168,7 @@ func (aw *archiveWriter) header(h *tar.Header) error {
 
 func (aw *archiveWriter) dir(rel string, es entryStat) error {
 	aw.st.Dirs++
-	return aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: rel + "/", Mode: es.mode, ModTime: es.mtime})
+	return aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: rel + "/", Mode: es.mode, ModTime: es.mtime}, es)
 }
 
 func (aw *archiveWriter) symlink(rel, target string, es entryStat) error {
@@ -163,13 +177,13 @@ func (aw *archiveWriter) symlink(rel, target string, es entryStat) error {
 		return fmt.Errorf("%q: %v; archives refuse such links, remove or make it relative inside the project", rel, err)
 	}
 	aw.st.Symlinks++
-	return aw.header(&tar.Header{Typeflag: tar.TypeSymlink, Name: rel, Linkname: target, Mode: es.mode, ModTime: es.mtime})
+	return aw.header(&tar.Header{Typeflag: tar.TypeSymlink, Name: rel, Linkname: target, Mode: es.mode, ModTime: es.mtime}, es)
 }
 
 // file archives the regular file open as f, described by es, which is the stat of f itself:
 // what goes in the archive is what was opened, whatever the name points at by now.
 func (aw *archiveWriter) file(rel string, f fileReader, es entryStat) error {
-	if err := aw.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Size: es.size, Mode: es.mode, ModTime: es.mtime}); err != nil {
+	if err := aw.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Size: es.size, Mode: es.mode, ModTime: es.mtime}, es); err != nil {
 		return err
 	}
 	if err := aw.copyFile(rel, f, es.size); err != nil {
@@ -278,6 +292,8 @@ type entryStat struct {
 	mode  int64 // tar's mode field: permission bits plus setuid, setgid, sticky
 	size  int64
 	mtime time.Time
+	// uid and gid are the numeric owner, kept only with WriteOptions.Owners.
+	uid, gid int
 }
 
 // walker visits a tree by directory descriptors in sorted order, depth first, skipping excluded
