@@ -156,4 +156,3 @@ const LabelKind = "sailtui.kind"
 func routable(labels map[string]string) {
 	labels["com.tesslate.routable"] = "true"
 }
-

@@ -93,7 +93,7 @@ func TestDockerServicesEndToEnd(t *testing.T) {
 		}
 	}
 	// The service runs its image's own command as its own user, with its volume at its path.
-	c.ok("exec", slug, "db", "--", "sh", "-c", "echo v1 > /var/lib/kv/app")
+	c.ok("exec", slug, "db", "--", "sh", "-c", "echo v1 > /var/lib/kv/app && chown 999:999 /var/lib/kv/app")
 	fetch := func(want string) {
 		t.Helper()
 		// busybox's httpd answers in HTTP/1.1.
@@ -145,6 +145,11 @@ func TestDockerServicesEndToEnd(t *testing.T) {
 	}
 	c.ok("project", "wake", slug)
 	fetch("v1")
+	// The service's files come back with their owners (a database refuses a data directory
+	// that is not its user's).
+	if got := c.ok("exec", slug, "db", "--", "stat", "-c", "%u:%g", "/var/lib/kv/app"); got != "999:999\n" {
+		t.Errorf("owner of the service's file after the wake: %q, want 999:999", got)
+	}
 
 	// A manual snapshot holds the service's data as it was; its restore brings that back.
 	var manual struct {

@@ -107,8 +107,11 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		if err != nil {
 			return fail(err)
 		}
+		// A service's data keeps its owners (PostgreSQL refuses a data directory of root's).
+		popts := opts
+		popts.Owners = true
 		sub, err := s.Put(ctx, p, stored.Part(i), func(ctx context.Context, w io.Writer) (int64, error) {
-			st, err := Write(ctx, pdir, w, opts)
+			st, err := Write(ctx, pdir, w, popts)
 			return st.Bytes, err
 		})
 		if err != nil {
@@ -167,9 +170,10 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	// whole or not at all. A crash between two swaps leaves the operation to be resumed,
 	// which restores them all again.
 	type target struct {
-		dir  string
-		snap engine.Snapshot
-		tmp  string
+		dir    string
+		snap   engine.Snapshot
+		tmp    string
+		owners bool
 	}
 	targets := []*target{{dir: dir, snap: snap}}
 	for i, part := range snap.Parts {
@@ -177,7 +181,7 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		if err != nil {
 			return fail(err)
 		}
-		targets = append(targets, &target{dir: pdir, snap: snap.Part(i)})
+		targets = append(targets, &target{dir: pdir, snap: snap.Part(i), owners: true})
 	}
 	defer func() {
 		for _, t := range targets {
@@ -187,7 +191,7 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		}
 	}()
 	for _, t := range targets {
-		tmp, err := s.stage(ctx, p, t.snap, t.dir)
+		tmp, err := s.stage(ctx, p, t.snap, t.dir, t.owners)
 		if err != nil {
 			if t.snap.ID != snap.ID {
 				err = fmt.Errorf("service volume %s: %w", strings.TrimPrefix(t.snap.ID, snap.ID+"."), err)
@@ -206,9 +210,12 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 }
 
 // stage extracts snapshot snap into a fresh sibling of dir and verifies it, and returns the
-// sibling, complete and on disk, ready for swapIn.
-func (s *Sandwich) stage(ctx context.Context, p engine.Project, snap engine.Snapshot, dir string) (string, error) {
-	obj, err := s.Open(ctx, p, snap, s.opts.Limits)
+// sibling, complete and on disk, ready for swapIn. With owners the entries get the owners the
+// archive recorded (a service volume's; as root only).
+func (s *Sandwich) stage(ctx context.Context, p engine.Project, snap engine.Snapshot, dir string, owners bool) (string, error) {
+	lim := s.opts.Limits
+	lim.Owners = owners
+	obj, err := s.Open(ctx, p, snap, lim)
 	if err != nil {
 		return "", err
 	}
