@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/theme"
 )
 
 // containersKeys are the Containers pane's action keys; the table has the navigation keys and
@@ -31,7 +32,8 @@ type containersPane struct {
 
 var containerColumns = []column{
 	{title: "NAME", min: 8, max: 20},
-	{title: "DIRECTORY", min: 9, max: 24, drop: 2},
+	// An app's directory, a service's image and data volume, an external service's endpoint.
+	{title: "SOURCE", min: 9, max: 32, drop: 2},
 	{title: "STATE", min: 8, max: 8},
 	{title: "PORT", min: 11, max: 11, drop: 3},
 	{title: "UPTIME", min: 6, max: 7, drop: 4},
@@ -223,14 +225,34 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	case cv.Status.URL == "":
 		url = txt("-", th.Muted)
 	}
+	name := txt(cv.Name, th.Value)
+	if cv.Primary {
+		name = append(name, seg{text: " *", style: th.Hint})
+	}
 	return []cell{
-		txt(cv.Name, th.Value),
-		txt(cv.Directory, th.Value),
+		name,
+		containerSource(cv, th),
 		txt(string(state), th.Container(state)),
 		txt(portText(servicePort(cv), cv.Status.HostPort), th.Value),
 		c.uptime(cv),
 		url,
 	}
+}
+
+// containerSource is what a container runs from: an app's directory; a service's image and
+// the volume its data lives in; the endpoint of an external service, which runs elsewhere.
+func containerSource(cv engine.ContainerView, th theme.Theme) cell {
+	switch cv.Kind {
+	case engine.KindService:
+		vol := cv.Status.Volume
+		if vol == "" {
+			vol = cv.DataPath
+		}
+		return cell{{text: cv.Image, style: th.Value}, {text: " vol " + vol, style: th.Muted}}
+	case engine.KindExternal:
+		return cell{{text: "external ", style: th.Muted}, {text: cv.Endpoint, style: th.Value}}
+	}
+	return txt(cv.Directory, th.Value)
 }
 
 // uptime is how long a running container has run, from the runtime's start time.

@@ -300,7 +300,7 @@ func TestDrillIntoContainers(t *testing.T) {
 	h.press("j", "enter")
 	v := h.plainView()
 	for _, want := range []string{
-		"Projects › proj-00001", "NAME", "DIRECTORY", "STATE", "PORT", "URL",
+		"Projects › proj-00001", "NAME", "SOURCE", "STATE", "PORT", "URL",
 		"frontend", "web", "running", "5173->41234", "http://proj-00001-frontend.localhost",
 		"api", "server", "exited", "8000", "exit 1",
 	} {
@@ -636,5 +636,28 @@ func TestDoubleEnterOpensOnePane(t *testing.T) {
 	h.send(showMsg{kind: kindContainers, project: ps[0]})
 	if got := len(h.m.stack); got != 2 {
 		t.Errorf("stack depth %d after two drill-ins, want 2", got)
+	}
+}
+
+// Service and external containers show what they run from: a service its image and the volume
+// its data lives in, an external service its endpoint; the primary app is marked.
+func TestContainersShowServices(t *testing.T) {
+	ps := genProjects(1)
+	src := newFakeSource(ps)
+	src.containers[ps[0].ID] = []engine.ContainerView{
+		{Container: engine.Container{Name: "web", Directory: "web", Port: 3000, Primary: true},
+			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41234}},
+		{Container: engine.Container{Name: "db", Directory: ".", Port: 5432, Kind: engine.KindService, Image: "postgres:16", DataPath: "/var/lib/postgresql/data"},
+			Status: engine.ContainerStatus{State: engine.ContainerRunning, Volume: "sailtui-proj-db"}},
+		{Container: engine.Container{Name: "auth", Kind: engine.KindExternal, Endpoint: "https://x.supabase.co"},
+			Status: engine.ContainerStatus{State: engine.ContainerExternal}},
+	}
+	h := newHarness(t, src, Options{}, true).start(140, 24)
+	h.press("enter")
+	v := h.plainView()
+	for _, want := range []string{"web *", "postgres:16 vol sailtui-proj-db", "external https://x.supabase.co", "external"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("containers view lacks %q:\n%s", want, v)
+		}
 	}
 }

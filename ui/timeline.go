@@ -162,8 +162,9 @@ func (t *timelinePane) cells(s engine.Snapshot) []cell {
 	}
 	state := txt(string(s.Status), th.Snapshot(s.Status))
 	size := txt("-", th.Muted)
-	if s.SizeBytes > 0 {
-		size = txt(bytesText(s.SizeBytes), th.Value)
+	if total := s.TotalBytes(); total > 0 {
+		// With the service volumes it holds besides the files; the dialogs name them.
+		size = txt(bytesText(total), th.Value)
 	}
 	return []cell{
 		label,
@@ -183,8 +184,15 @@ func (t *timelinePane) describeSnapshot(s engine.Snapshot) string {
 		label = s.ID
 	}
 	parts := []string{string(s.Type), string(s.Status)}
-	if s.SizeBytes > 0 {
-		parts = append(parts, bytesText(s.SizeBytes))
+	if s.TotalBytes() > 0 {
+		parts = append(parts, bytesText(s.TotalBytes()))
+	}
+	if len(s.Parts) > 0 {
+		held := []string{"files " + bytesText(s.SizeBytes)}
+		for _, pt := range s.Parts {
+			held = append(held, pt.Name+" "+bytesText(pt.SizeBytes))
+		}
+		parts = append(parts, "holding "+strings.Join(held, " + "))
 	}
 	parts = append(parts, "taken "+s.CreatedAt.In(t.env.loc).Format("2006-01-02 15:04")+" ("+ago(t.env.now, s.CreatedAt)+")")
 	return "“" + label + "” — " + strings.Join(parts, ", ")

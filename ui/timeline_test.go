@@ -277,3 +277,19 @@ func TestTimelineLoadError(t *testing.T) {
 		t.Errorf("load error not shown:\n%s", v)
 	}
 }
+
+// A snapshot of a project with services holds their volumes too: its size is the total, and
+// the dialogs say what it holds.
+func TestTimelineShowsSnapshotParts(t *testing.T) {
+	src, p := timelineFixture()
+	src.snapshots[p.ID][0].Parts = []engine.SnapshotPart{{Name: "db", SizeBytes: 1_048_576, SHA256: "x"}}
+	h := openTimeline(t, src, Options{})
+	v := h.plainView()
+	if !strings.Contains(v, "3.5 MiB") {
+		t.Errorf("timeline does not show the total with its part:\n%s", v)
+	}
+	h.press("r")
+	if v := strings.Join(strings.Fields(strings.ReplaceAll(h.plainView(), "│", "")), " "); !strings.Contains(v, "holding files 2.5 MiB + db 1.0 MiB") {
+		t.Errorf("the restore dialog does not say what the snapshot holds:\n%s", v)
+	}
+}
