@@ -46,6 +46,9 @@ type Config struct {
 	KeepAutoSnapshots int
 	// DefaultCommand runs a container that has no command of its own and no TESSLATE.md command.
 	DefaultCommand string
+	// SkipInstallDeps turns off the dependency step before an app's command (see
+	// WithDependencyInstall): SAILTUI_INSTALL_DEPS=false.
+	SkipInstallDeps bool
 	// ReadOnly refuses every operation that changes something.
 	ReadOnly bool
 	// StepHook is called after every journaled step; the crash-safety tests kill the process here.

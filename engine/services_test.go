@@ -95,6 +95,18 @@ func TestConfigJSONProjectConnections(t *testing.T) {
 			t.Errorf("web's environment lacks %q:\n%s", want, out)
 		}
 	}
+	// describe shows the primary app first with its URL, and what each connection gives.
+	text, err := p.eng.Describe(ctx, pr.Slug)
+	must(t, err)
+	lines := strings.Split(text, "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[1], "  web (primary): app in web, running, http://") {
+		t.Errorf("describe does not put the primary app first:\n%s", text)
+	}
+	for _, want := range []string{"  auth: external https://x.supabase.co, external\n", "  web → api (API_URL, ODD)\n", "  web → auth (OWN, SUPABASE_URL)\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("describe lacks %q:\n%s", want, text)
+		}
+	}
 	// Nothing of an external service runs: no exec, no log, no start.
 	if _, err := p.eng.Exec(ctx, pr.Slug, "auth", engine.ExecRequest{Argv: []string{"true"}}); !errors.Is(err, engine.ErrBadInput) {
 		t.Errorf("exec in an external service: %v", err)

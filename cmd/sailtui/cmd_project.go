@@ -12,6 +12,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/tesslate"
 )
 
 // projectRow is the stable JSON of a project in listings and action results.
@@ -312,12 +313,16 @@ func servicePort(ctx context.Context, eng *engine.Engine, p engine.Project, v en
 func containerCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "container", Short: "Add, remove, start or stop one container"}
 	var spec engine.ContainerSpec
-	var env []string
+	var env, exports []string
+	var service bool
 	add := &cobra.Command{
 		Use:   "add SLUG NAME",
-		Short: "Add a container (with --git, clone a template into its directory when empty)",
+		Short: "Add a container (with --git, clone a template into its directory when empty; with --service, a service of its own image)",
 		Example: `  sailtui container add shop api --dir api --port 8000 --command 'uvicorn main:app --port $PORT'
-  sailtui container add shop web --dir web --git https://example.com/templates/vite.git --branch main`,
+  sailtui container add shop web --dir web --git https://example.com/templates/vite.git --branch main
+  sailtui container add shop db --service --image postgres:16 --port 5432 --env POSTGRES_PASSWORD=dev \
+    --export 'DATABASE_URL=postgres://postgres:${POSTGRES_PASSWORD}@${HOST}:${PORT}/postgres'
+  sailtui connect shop api db`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
@@ -325,19 +330,43 @@ func containerCmd(a *app) *cobra.Command {
 				return err
 			}
 			spec.Name = args[1]
+			if service {
+				if spec.Image == "" {
+					return fmt.Errorf("container add --service: a service runs an image of its own; give it with --image (e.g. --image postgres:16): %w", engine.ErrBadInput)
+				}
+				spec.Kind, spec.Directory = engine.KindService, "."
+				if spec.DataPath == "" {
+					spec.DataPath = tesslate.DataPathFor(spec.Image)
+				}
+				if spec.Port == 0 {
+					spec.Port = tesslate.Infra{Image: spec.Image}.ServicePort()
+				}
+			} else if spec.DataPath != "" {
+				return fmt.Errorf("container add: --data is where a service's volume is mounted; add --service: %w", engine.ErrBadInput)
+			}
 			if spec.Directory == "" {
 				spec.Directory = args[1]
 			}
-			spec.Env, err = parseEnv(env)
+			spec.Env, err = parseEnv("env", env)
 			if err != nil {
+				return err
+			}
+			if spec.Exports, err = parseEnv("export", exports); err != nil {
 				return err
 			}
 			c, err := eng.AddContainer(cmd.Context(), args[0], spec)
 			if err != nil {
 				return err
 			}
-			return a.out(cmd).emit(containerRow{Name: c.Name, Directory: c.Directory, Status: engine.ContainerStopped, Port: c.Port, Command: c.Command},
-				func(tw *tabwriter.Writer) { fmt.Fprintf(tw, "added %s (%s)\n", c.Name, c.Directory) })
+			row := containerRow{Name: c.Name, Directory: c.Directory, Status: engine.ContainerStopped, Port: c.Port, Command: c.Command,
+				Kind: c.Kind.String(), Image: c.Image, DataPath: c.DataPath, Exports: c.Exports}
+			return a.out(cmd).emit(row, func(tw *tabwriter.Writer) {
+				if c.IsService() {
+					fmt.Fprintf(tw, "added service %s (%s, data at %s)\n", c.Name, c.Image, c.DataPath)
+					return
+				}
+				fmt.Fprintf(tw, "added %s (%s)\n", c.Name, c.Directory)
+			})
 		},
 	}
 	add.Flags().StringVar(&spec.Directory, "dir", "", "directory inside the project (default: NAME)")
@@ -346,6 +375,10 @@ func containerCmd(a *app) *cobra.Command {
 	add.Flags().StringVar(&spec.GitURL, "git", "", "template repository to clone into the directory")
 	add.Flags().StringVar(&spec.GitBranch, "branch", "", "template branch")
 	add.Flags().StringArrayVar(&env, "env", nil, "KEY=VALUE environment (repeatable)")
+	add.Flags().BoolVar(&service, "service", false, "a service container (a database): runs --image with a data volume of its own (docker and kubernetes modes)")
+	add.Flags().StringVar(&spec.Image, "image", "", "the image: a service's own, or an app's instead of the dev-server image")
+	add.Flags().StringVar(&spec.DataPath, "data", "", "where a service's data volume is mounted (default by image: postgres /var/lib/postgresql/data, mysql /var/lib/mysql, redis /data, mongo /data/db, else /data)")
+	add.Flags().StringArrayVar(&exports, "export", nil, "KEY=VALUE given to every container connected to this one; ${HOST}, ${PORT} and ${ENVKEY} resolve against this one (repeatable)")
 
 	simple := func(use, short string, run func(eng *engine.Engine, ctx context.Context, slug, name string) error) *cobra.Command {
 		return &cobra.Command{
@@ -374,7 +407,7 @@ func containerCmd(a *app) *cobra.Command {
 	return cmd
 }
 
-func parseEnv(kvs []string) (map[string]string, error) {
+func parseEnv(flag string, kvs []string) (map[string]string, error) {
 	if len(kvs) == 0 {
 		return nil, nil
 	}
@@ -382,7 +415,7 @@ func parseEnv(kvs []string) (map[string]string, error) {
 	for _, kv := range kvs {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return nil, fmt.Errorf("--env %q: want KEY=VALUE: %w", kv, engine.ErrBadInput)
+			return nil, fmt.Errorf("--%s %q: want KEY=VALUE: %w", flag, kv, engine.ErrBadInput)
 		}
 		m[k] = v
 	}

@@ -46,6 +46,10 @@ type config struct {
 	TraefikContainer    string
 	// DockerVolumes keeps project files in named volumes (USE_DOCKER_VOLUMES).
 	DockerVolumes bool
+	// DockerLabels go on everything docker mode creates (SAILTUI_DOCKER_LABELS).
+	DockerLabels map[string]string
+	// SkipInstallDeps: no dependency install before an app's command (SAILTUI_INSTALL_DEPS=false).
+	SkipInstallDeps bool
 
 	// Kubernetes mode: Kube holds the K8S_* settings (kubernetesConfig adds the cluster and
 	// the images), KubeContext is --context, KubeArchives is K8S_USE_S3_SNAPSHOTS.

@@ -45,6 +45,7 @@ type jsonServiceContainer struct {
 func TestDockerServicesEndToEnd(t *testing.T) {
 	slug := "svc-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
+	c.env = append(c.env, "SAILTUI_DOCKER_LABELS=team=core, cost-center=42")
 	img := serviceImage(t, dcli)
 	src := t.TempDir()
 	cfg := `{
@@ -117,6 +118,9 @@ func TestDockerServicesEndToEnd(t *testing.T) {
 		if got, want := ins.Container.Config.Labels["com.tesslate.routable"] == "true", name == "web"; got != want {
 			t.Errorf("%s com.tesslate.routable=%v, want %v", name, got, want)
 		}
+		if l := ins.Container.Config.Labels; l["team"] != "core" || l["cost-center"] != "42" {
+			t.Errorf("%s lacks the labels of SAILTUI_DOCKER_LABELS: %v", name, l)
+		}
 	}
 	compose, err := os.ReadFile(filepath.Join(c.state, "docker-compose-projects", slug+".yml"))
 	must(t, err)
@@ -162,4 +166,42 @@ func TestDockerServicesEndToEnd(t *testing.T) {
 	fetch("v1")
 	c.ok("project", "rm", slug, "--yes")
 	assertNoDockerLeftovers(t, dcli, slug)
+}
+
+// SAILTUI_DOCKER_LABELS is checked at start, as every setting: a label sailtui sets itself, or
+// text that is not key=value, is refused before anything is touched.
+func TestDockerLabelsSettingRefused(t *testing.T) {
+	c := newCLI(t)
+	for _, bad := range []string{"team", "sailtui.project=x", "=v"} {
+		c.env = []string{"SAILTUI_DOCKER_LABELS=" + bad}
+		r := c.run("projects", "ls")
+		if r.code != 2 || !strings.Contains(r.stderr, "SAILTUI_DOCKER_LABELS") {
+			t.Errorf("SAILTUI_DOCKER_LABELS=%s: %+v, want exit 2 naming the setting", bad, r)
+		}
+	}
+}
+
+// container add --service makes a service container from the command line, with the defaults
+// of its image; on the embedded default (processes of this machine) its start is refused,
+// naming it and the modes that run it.
+func TestContainerAddServiceCLI(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	var row jsonServiceContainer
+	c.json(&row, "container", "add", "shop", "db", "--service", "--image", "postgres:16",
+		"--export", "DATABASE_URL=postgres://${HOST}:${PORT}/app")
+	if row.Kind != "service" || row.Image != "postgres:16" || row.DataPath != "/var/lib/postgresql/data" || row.Exports["DATABASE_URL"] == "" {
+		t.Fatalf("container add --service: %+v", row)
+	}
+	if r := c.run("container", "add", "shop", "cache", "--service"); r.code != 2 || !strings.Contains(r.stderr, "--image") {
+		t.Errorf("--service without --image: %+v", r)
+	}
+	r := c.run("project", "start", "shop")
+	if r.code == 0 || !strings.Contains(r.stderr, "db (postgres:16)") || !strings.Contains(r.stderr, "docker mode") {
+		t.Errorf("start of a service on the local runtime: %+v", r)
+	}
+	out := c.ok("containers", "ls", "shop")
+	if !strings.Contains(out, "service") || !strings.Contains(out, "postgres:16") {
+		t.Errorf("containers ls:\n%s", out)
+	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -55,6 +57,41 @@ func (f *flagSpec) shown() string {
 func sweepFlag(name string) *flagSpec { return &flagSpec{name: name, sweep: true} }
 
 // The parsers of the table: each reads one kind of value into one field of the config.
+
+// labelList reads key=value,key=value (Docker labels): keys non-empty, without spaces, and
+// not sailtui's or compose's own, which sailtui sets and relies on.
+func labelList(v string) (map[string]string, error) {
+	m := map[string]string{}
+	for _, kv := range strings.Split(v, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(kv, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case !ok || k == "" || strings.ContainsAny(k, " \t"):
+			return nil, fmt.Errorf("want key=value,key=value; %q is not key=value", kv)
+		case strings.HasPrefix(k, "sailtui.") || strings.HasPrefix(k, "com.docker.compose."):
+			return nil, fmt.Errorf("label %q is sailtui's own (sailtui.*, com.docker.compose.*); choose another key", k)
+		}
+		m[k] = val
+	}
+	return m, nil
+}
+
+func formatLabels(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + m[k]
+	}
+	return strings.Join(out, ",")
+}
 
 // field stores what parse makes of the value in the field get points at.
 func field[T any](get func(*config) *T, parse func(string) (T, error)) func(*config, string) error {
@@ -164,6 +201,13 @@ var settings = []setting{
 	{env: "SAILTUI_DEFAULT_COMMAND", def: "sailtui devserver --dir . --port \"$PORT\"", meaning: "what a container runs when neither it nor its TESSLATE.md names a command",
 		parse: func(c *config, v string) error { c.DefaultCommand, c.defaultCommandSet = v, true; return nil },
 		value: func(c *config) string { return c.DefaultCommand }},
+	{env: "SAILTUI_INSTALL_DEPS", def: "true", meaning: "before an app's command, install its dependencies when package.json is there without node_modules (bun, pnpm, yarn or npm, by lock file), unless the command installs itself",
+		parse: func(c *config, v string) error {
+			b, err := boolean(v)
+			c.SkipInstallDeps = !b
+			return err
+		},
+		value: func(c *config) string { return strconv.FormatBool(!c.SkipInstallDeps) }},
 	{env: "DEVSERVER_IMAGE", def: docker.DefaultImage, meaning: "docker mode: the image every container runs (make image builds it)",
 		parse: field(func(c *config) *string { return &c.DevserverImage }, asIs), value: func(c *config) string { return orDefault(c.DevserverImage, docker.DefaultImage) }},
 	{env: "APP_DOMAIN", def: docker.DefaultAppDomain, meaning: "docker mode: Traefik routes <slug>-<container>.<APP_DOMAIN> to a container",
@@ -175,6 +219,9 @@ var settings = []setting{
 		parse: field(func(c *config) *string { return &c.DockerUser }, asIs), value: func(c *config) string { return c.DockerUser }},
 	{env: "SAILTUI_TRAEFIK_CONTAINER", def: "", meaning: "docker mode: the Traefik container, connected to every project network",
 		parse: field(func(c *config) *string { return &c.TraefikContainer }, asIs), value: func(c *config) string { return c.TraefikContainer }},
+	{env: "SAILTUI_DOCKER_LABELS", def: "", meaning: "docker mode: more labels for every container, network and volume, as key=value,key=value",
+		parse: field(func(c *config) *map[string]string { return &c.DockerLabels }, labelList),
+		value: func(c *config) string { return formatLabels(c.DockerLabels) }},
 	{env: "USE_DOCKER_VOLUMES", def: "false", meaning: "docker mode: keep each project's files in a named volume <prefix>-<slug> instead of a host directory; sailtui must run on the Docker host, as root",
 		parse: field(func(c *config) *bool { return &c.DockerVolumes }, boolean), value: func(c *config) string { return strconv.FormatBool(c.DockerVolumes) }},
 

@@ -86,6 +86,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
 		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, OpTimeout: cfg.OpTimeout, UseWait: cfg.UseWait, SweepConcurrency: cfg.SweepConcurrency,
 		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
+		SkipInstallDeps: cfg.SkipInstallDeps,
 	}
 	for _, t := range tweaks {
 		t(&ecfg)
@@ -121,6 +122,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 			User:          cfg.DockerUser,
 			Router:        cfg.TraefikContainer,
 			Volumes:       cfg.DockerVolumes,
+			Labels:        cfg.DockerLabels,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker runtime: %w", err)
