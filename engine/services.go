@@ -247,8 +247,14 @@ func (e *Engine) checkRunnable(p Project, cs []Container) error {
 	}
 	var svcs []string
 	for _, c := range cs {
-		if c.IsService() {
+		switch {
+		case c.IsService():
 			svcs = append(svcs, fmt.Sprintf("%s (%s)", c.Name, c.Image))
+		case c.Image != "":
+			// An app's image is its environment in docker and kubernetes; here it runs on
+			// this machine as it is.
+			e.log.Warn("the "+e.runtime.Mode()+" runtime runs containers on this machine; the app's image is not used here",
+				"project", p.Slug, "container", c.Name, "image", c.Image)
 		}
 	}
 	if len(svcs) == 0 {
