@@ -271,16 +271,9 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 	if _, err := envList(env); err != nil {
 		return service{}, err
 	}
-	labels := r.baseLabels(p)
+	labels := r.containerLabels(p, c)
 	router := name
 	maps.Copy(labels, map[string]string{
-		LabelContainer:           c.Name,
-		composeService:           c.Name,
-		composeOneoff:            "False",
-		composeNumber:            "1",
-		composeWorkingDir:        r.composeDir(),
-		composeConfig:            r.ComposeFile(p),
-		composeVersion:           composeVersionValue,
 		"traefik.enable":         "true",
 		"traefik.docker.network": r.networkName(p),
 		"traefik.http.routers." + router + ".rule":                      "Host(`" + r.routeHost(p, c) + "`)",
@@ -309,6 +302,22 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 		PublishHost:   r.cfg.PublishHost,
 		DependsOn:     spec.DependsOn,
 	}, nil
+}
+
+// containerLabels are the labels of container c of p: the project's, its own name, and the
+// compose labels that make `docker compose -p <slug>` list it as a service of its file.
+func (r *Runtime) containerLabels(p engine.Project, c engine.Container) map[string]string {
+	labels := r.baseLabels(p)
+	maps.Copy(labels, map[string]string{
+		LabelContainer:    c.Name,
+		composeService:    c.Name,
+		composeOneoff:     "False",
+		composeNumber:     "1",
+		composeWorkingDir: r.composeDir(),
+		composeConfig:     r.ComposeFile(p),
+		composeVersion:    composeVersionValue,
+	})
+	return labels
 }
 
 // create makes the Docker container of svc on network netID, its port published at hostPort

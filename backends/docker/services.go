@@ -120,17 +120,8 @@ func (r *Runtime) serviceSpec(ctx context.Context, p engine.Project, c engine.Co
 	if _, err := envList(env); err != nil {
 		return service{}, err
 	}
-	labels := r.baseLabels(p)
-	maps.Copy(labels, map[string]string{
-		LabelContainer:    c.Name,
-		LabelKind:         string(engine.KindService),
-		composeService:    c.Name,
-		composeOneoff:     "False",
-		composeNumber:     "1",
-		composeWorkingDir: r.composeDir(),
-		composeConfig:     r.ComposeFile(p),
-		composeVersion:    composeVersionValue,
-	})
+	labels := r.containerLabels(p, c)
+	labels[LabelKind] = string(engine.KindService)
 	return service{
 		Name:          c.Name,
 		ContainerName: name,
