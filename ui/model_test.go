@@ -262,7 +262,7 @@ func TestHeader(t *testing.T) {
 	if strings.Contains(h2.plainView(), "READ-ONLY") {
 		t.Error("read-only badge shown for a writable console")
 	}
-	if !strings.Contains(h2.plainView(), "no projects yet") {
+	if v := h2.plainView(); !strings.Contains(v, "no projects yet") || !strings.Contains(v, "sailtui project create NAME --from DIR") {
 		t.Errorf("empty fleet says nothing:\n%s", h2.plainView())
 	}
 }

@@ -449,6 +449,9 @@ func (p *projectsPane) view() string {
 		lines = append(lines, th.Muted.Render("  loading projects…"))
 	case len(p.rows) == 0:
 		lines = append(lines, th.Muted.Render("  no projects yet"))
+		// Where to go from an empty fleet: the console creates none itself.
+		lines = append(lines, th.Hint.Render("  create one from a directory: sailtui project create NAME --from DIR"))
+		lines = append(lines, th.Hint.Render("  or try the demo workspace: make run (sailtui --demo)"))
 	case len(p.shown) == 0:
 		lines = append(lines, th.Muted.Render("  no project matches "+p.flt.describe()+"  (esc clears the filter)"))
 	}

@@ -17,7 +17,7 @@ import (
 var demoFS embed.FS
 
 // seedDemo fills an empty state with a few projects in different states: storefront (two
-// containers, running), blog (stopped) and notes-api (hibernated).
+// containers, running), blog (active, its container not started) and notes-api (hibernated).
 func seedDemo(ctx context.Context, eng *engine.Engine) error {
 	ps, err := eng.ListProjects(ctx, engine.ProjectFilter{IncludeDeleted: true})
 	if err != nil {
