@@ -260,8 +260,12 @@ func (e *Engine) checkRunnable(p Project, cs []Container) error {
 	if len(svcs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("start %s: service container %s runs an image of its own, which the %s runtime cannot run (its containers are processes of this machine); run the project in docker mode (SAILTUI_MODE=docker) or kubernetes mode: %w",
-		p.Slug, strings.Join(svcs, ", "), e.runtime.Mode(), ErrBadInput)
+	why := ""
+	if e.runtime.Mode() == "local" {
+		why = " (its containers are processes of this machine)"
+	}
+	return fmt.Errorf("start %s: service container %s runs an image of its own, which the %s runtime cannot run%s; run the project in docker mode (DEPLOYMENT_MODE=docker) or kubernetes mode: %w",
+		p.Slug, strings.Join(svcs, ", "), e.runtime.Mode(), why, ErrBadInput)
 }
 
 // snapshotParts names the parts a snapshot of p must hold besides its files: the data volume of
