@@ -203,3 +203,22 @@ func TestDialogSwallowsKeys(t *testing.T) {
 	}
 	wantCalls(t, src)
 }
+
+// The hibernate confirmation counts running containers only where it has a count, and its
+// verb agrees with it (it said "its 0 running containers stop").
+func TestHibernateThenWording(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		known bool
+		want  string
+	}{
+		{0, true, "its environment is removed (no container is running)"},
+		{1, true, "its running container stops and its environment is removed"},
+		{3, true, "its 3 running containers stop and its environment is removed"},
+		{0, false, "its containers stop and its environment is removed"},
+	} {
+		if got := hibernateThen(tc.n, tc.known); got != tc.want {
+			t.Errorf("hibernateThen(%d, %v) = %q, want %q", tc.n, tc.known, got, tc.want)
+		}
+	}
+}

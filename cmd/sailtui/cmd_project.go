@@ -317,6 +317,7 @@ func containerCmd(a *app) *cobra.Command {
 	add.Flags().StringVar(&spec.Command, "command", "", "startup command (default: from TESSLATE.md)")
 	add.Flags().StringVar(&spec.GitURL, "git", "", "template repository to clone into the directory")
 	add.Flags().StringVar(&spec.GitBranch, "branch", "", "template branch")
+	add.Flags().BoolVar(&spec.MakeDir, "mkdir", false, "make the directory (empty) when the project has none of that name")
 	add.Flags().StringArrayVar(&env, "env", nil, "KEY=VALUE environment (repeatable)")
 
 	simple := func(use, short string, run func(eng *engine.Engine, ctx context.Context, slug, name string) error) *cobra.Command {

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logs -o json prints one JSON object per log line, as every command's -o json promises.
+func TestCLILogsJSON(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "talky")
+	c.ok("container", "add", "talky", "say", "--dir", ".", "--command", `printf 'first line\n{"not":"json of ours"}\n'; sleep 600`)
+	c.ok("project", "start", "talky")
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		out = c.ok("logs", "talky", "say", "-o", "json")
+		if strings.Count(out, "\n") >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var lines []logLine
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var l logLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("logs -o json printed a line that is not JSON: %q (%v)\nall: %s", sc.Text(), err, out)
+		}
+		lines = append(lines, l)
+	}
+	if len(lines) < 2 || lines[0] != (logLine{"talky", "say", "first line"}) || lines[1].Line != `{"not":"json of ours"}` {
+		t.Fatalf("logs -o json: %+v", lines)
+	}
+}
+
+// Every list of a sweep summary is a list: [] when empty, never null, in either sweep.
+func TestCLISweepJSONLists(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "calm")
+	for _, args := range [][]string{
+		{"sweep", "hibernate", "--dry-run", "-o", "json"},
+		{"sweep", "purge", "-o", "json"},
+	} {
+		out := c.ok(args...)
+		if strings.Contains(out, "null") {
+			t.Errorf("%s: %s", strings.Join(args, " "), out)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
+		}
+		for _, k := range []string{"hibernated", "stopped", "recovered", "skipped", "failed", "deferred", "purged"} {
+			if _, ok := rep[k].([]any); !ok {
+				t.Errorf("%s: %q is %#v, want a list", strings.Join(args, " "), k, rep[k])
+			}
+		}
+	}
+}
+
+// container add refuses a directory the project does not have (its start could only fail),
+// says how to go on, and --mkdir makes it.
+func TestCLIContainerAddMissingDir(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "tree")
+	c.runIn(strings.NewReader("x"), nil, "files", "put", "tree", "there/index.html")
+	refusal{"missing dir", nil, []string{"container", "add", "tree", "web", "--dir", "nowhere"}, 2,
+		[]string{`"nowhere" does not exist in project tree`, "files put tree nowhere/", "--mkdir"}}.
+		check(t, c.run("container", "add", "tree", "web", "--dir", "nowhere"))
+	if cs := c.containers("tree"); len(cs) != 0 {
+		t.Fatalf("a refused container was added: %+v", cs)
+	}
+	refusal{"a file", nil, nil, 2, []string{`"there/index.html"`, "must be a directory"}}.
+		check(t, c.run("container", "add", "tree", "web", "--dir", "there/index.html"))
+	c.ok("container", "add", "tree", "web", "--dir", "there")
+	c.ok("container", "add", "tree", "api", "--dir", "made/here", "--mkdir")
+	if _, err := os.Stat(filepath.Join(c.state, "projects", "tree", "made", "here")); err != nil {
+		t.Fatalf("--mkdir: %v", err)
+	}
+	if cs := c.containers("tree"); len(cs) != 2 {
+		t.Fatalf("containers: %+v", cs)
+	}
+}
