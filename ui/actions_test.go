@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,9 @@ func TestReadOnlyRemovesActions(t *testing.T) {
 		t.Errorf("read-only help offers actions:\n%s", v)
 	}
 	h.press("?")
-	if v := h.plainView(); strings.Contains(v, "restore") || strings.Contains(v, "delete") {
+	// The keys pressed above say why they did nothing (the last message shows in help too);
+	// no binding of them is offered.
+	if v := h.plainView(); regexp.MustCompile(`\br +restore|\bx +delete`).MatchString(v) {
 		t.Errorf("read-only full help offers actions:\n%s", v)
 	}
 	wantCalls(t, src)
@@ -221,4 +224,19 @@ func TestHibernateThenWording(t *testing.T) {
 			t.Errorf("hibernateThen(%d, %v) = %q, want %q", tc.n, tc.known, got, tc.want)
 		}
 	}
+}
+
+// A key that read-only mode blocks says so in the status line instead of doing nothing.
+func TestReadOnlyKeySaysWhy(t *testing.T) {
+	src, _ := timelineFixture()
+	h := newHarness(t, src, Options{ReadOnly: true}, true).start(100, 30)
+	h.press("j", "h")
+	if v := h.plainView(); h.m.dialog != nil || !strings.Contains(v, "read-only") || !strings.Contains(v, "without it") {
+		t.Errorf("h in a read-only console:\n%s", v)
+	}
+	h.press("t", "x")
+	if v := h.plainView(); h.m.dialog != nil || !strings.Contains(v, "read-only (--readonly") {
+		t.Errorf("x in a read-only timeline:\n%s", v)
+	}
+	wantCalls(t, src)
 }

@@ -127,7 +127,7 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	restore.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
 	relabel := &cobra.Command{
-		Use: "label SLUG ID", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
+		Use: "label SLUG ID --label TEXT", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
 		Example: `  sailtui snapshot label shop ID --label "known good"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())

@@ -85,3 +85,26 @@ func TestCLIContainerAddMissingDir(t *testing.T) {
 		t.Fatalf("containers: %+v", cs)
 	}
 }
+
+// Argument errors say what the command takes; an unknown command gets "did you mean"; a
+// read-only refusal says how to lift it. All are bad input (exit 2) but the last (exit 1).
+func TestCLIArgumentErrors(t *testing.T) {
+	c := newCLI(t)
+	for _, rf := range []refusal{
+		{"sweep without a kind", nil, []string{"sweep"}, 2, []string{"sailtui sweep takes hibernate|purge", "got no arguments", "sailtui sweep --help"}},
+		{"label without id", nil, []string{"snapshot", "label", "shop"}, 2, []string{"sailtui snapshot label takes SLUG ID --label TEXT", `got 1 argument ("shop")`}},
+		{"logs with one", nil, []string{"logs", "shop"}, 2, []string{"sailtui logs takes SLUG CONTAINER"}},
+		{"config with one", nil, []string{"config", "x"}, 2, []string{"sailtui config takes no arguments"}},
+		{"unknown top command", nil, []string{"projcts"}, 2, []string{`unknown command "projcts"`, "did you mean sailtui project or projects?"}},
+		{"unknown subcommand", nil, []string{"snapshot", "lss", "shop"}, 2, []string{`unknown command "lss" for sailtui snapshot`, "did you mean sailtui snapshot ls?", "create, label, ls"}},
+		{"unknown, nothing near", nil, []string{"project", "zzzzzz"}, 2, []string{`unknown command "zzzzzz"`, "its commands: create"}},
+		{"read-only flag", nil, []string{"--readonly", "project", "create", "x"}, 1, []string{"read-only", "run the command without it"}},
+		{"read-only env", []string{"SAILTUI_READONLY=true"}, []string{"project", "create", "x"}, 1, []string{"read-only", "SAILTUI_READONLY=true is set", "unset it"}},
+	} {
+		t.Run(rf.name, func(t *testing.T) { rf.check(t, c.runIn(nil, rf.env, rf.args...)) })
+	}
+	// A group alone still shows its help.
+	if out := c.ok("snapshot"); !strings.Contains(out, "Available Commands") {
+		t.Fatalf("snapshot alone: %s", out)
+	}
+}
