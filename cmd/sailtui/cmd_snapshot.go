@@ -99,18 +99,23 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	create.Flags().StringVar(&label, "label", "", "label shown in the timeline")
 
 	restore := &cobra.Command{
-		Use: "restore SLUG ID", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
-		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes",
+		Use: "restore SLUG SNAPSHOT", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
+		Long: "Restore a snapshot (a safety snapshot of the current state is taken first).\n\n" + snapshotArg,
+		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes\n  sailtui snapshot restore shop \"known good\" --yes\n  sailtui snapshot restore shop manual-20261129-1015 --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s", args[0], args[1])); err != nil {
+			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s (%q)", args[0], snap.ID, snap.Label)); err != nil {
 				return err
 			}
 			ctx, done := a.withProgress(cmd.Context())
-			res, err := eng.RestoreSnapshot(ctx, args[0], args[1])
+			res, err := eng.RestoreSnapshot(ctx, args[0], snap.ID)
 			done()
 			if err != nil {
 				return err
@@ -127,8 +132,9 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	restore.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
 	relabel := &cobra.Command{
-		Use: "label SLUG ID --label TEXT", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
-		Example: `  sailtui snapshot label shop ID --label "known good"`,
+		Use: "label SLUG SNAPSHOT --label TEXT", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
+		Long:    "Change a snapshot's label.\n\n" + snapshotArg,
+		Example: `  sailtui snapshot label shop manual-20261129-1015 --label "known good"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
@@ -147,20 +153,25 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	relabel.Flags().StringVar(&label, "label", "", "the new label")
 
 	rm := &cobra.Command{
-		Use: "rm SLUG ID", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
-		Example: "  sailtui snapshot rm shop ID --yes",
+		Use: "rm SLUG SNAPSHOT", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
+		Long:    "Remove a snapshot (kept 30 days, then purged; snapshot undelete brings it back until then).\n\n" + snapshotArg,
+		Example: "  sailtui snapshot rm shop \"before the upgrade\" --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s of %s", args[1], args[0])); err != nil {
+			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
 				return err
 			}
-			if err := eng.DeleteSnapshot(cmd.Context(), args[0], args[1]); err != nil {
+			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s (%q) of %s", snap.ID, snap.Label, args[0])); err != nil {
 				return err
 			}
-			s, err := eng.Snapshot(cmd.Context(), args[0], args[1])
+			if err := eng.DeleteSnapshot(cmd.Context(), args[0], snap.ID); err != nil {
+				return err
+			}
+			s, err := eng.Snapshot(cmd.Context(), args[0], snap.ID)
 			if err != nil {
 				return err
 			}
@@ -172,6 +183,10 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	cmd.AddCommand(ls, create, restore, relabel, rm)
 	return cmd
 }
+
+// snapshotArg is how every command that takes a snapshot reads it (engine.ResolveSnapshot).
+const snapshotArg = `SNAPSHOT is a snapshot's ID, its label, or a prefix of its ID that only it has (as docker
+takes ID prefixes); one that names several is refused with the candidates.`
 
 func safetyRow(s engine.Snapshot) *snapshotRow {
 	if s.ID == "" {

@@ -92,7 +92,7 @@ func TestCLIArgumentErrors(t *testing.T) {
 	c := newCLI(t)
 	for _, rf := range []refusal{
 		{"sweep without a kind", nil, []string{"sweep"}, 2, []string{"sailtui sweep takes hibernate|purge", "got no arguments", "sailtui sweep --help"}},
-		{"label without id", nil, []string{"snapshot", "label", "shop"}, 2, []string{"sailtui snapshot label takes SLUG ID --label TEXT", `got 1 argument ("shop")`}},
+		{"label without id", nil, []string{"snapshot", "label", "shop"}, 2, []string{"sailtui snapshot label takes SLUG SNAPSHOT --label TEXT", `got 1 argument ("shop")`}},
 		{"logs with one", nil, []string{"logs", "shop"}, 2, []string{"sailtui logs takes SLUG CONTAINER"}},
 		{"config with one", nil, []string{"config", "x"}, 2, []string{"sailtui config takes no arguments"}},
 		{"unknown top command", nil, []string{"projcts"}, 2, []string{`unknown command "projcts"`, "did you mean sailtui project or projects?"}},
@@ -106,5 +106,40 @@ func TestCLIArgumentErrors(t *testing.T) {
 	// A group alone still shows its help.
 	if out := c.ok("snapshot"); !strings.Contains(out, "Available Commands") {
 		t.Fatalf("snapshot alone: %s", out)
+	}
+}
+
+// Snapshot commands take a label or a unique ID prefix as well as the ID; an ambiguous one
+// lists the candidates and changes nothing.
+func TestCLISnapshotByLabelOrPrefix(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	snap := func(args ...string) snapshotRow {
+		t.Helper()
+		var r snapshotRow
+		if err := json.Unmarshal([]byte(c.ok(append(args, "-o", "json")...)), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	c.runIn(strings.NewReader("v1"), nil, "files", "put", "shop", "f.txt")
+	good := snap("snapshot", "create", "shop", "--label", "known good")
+	c.runIn(strings.NewReader("v2"), nil, "files", "put", "shop", "f.txt")
+	a := snap("snapshot", "create", "shop", "--label", "twin")
+	b := snap("snapshot", "create", "shop", "--label", "twin")
+
+	refusal{"ambiguous", nil, nil, 2, []string{`"twin" of shop is ambiguous`, a.ID, b.ID}}.check(t, c.run("snapshot", "rm", "shop", "twin", "--yes"))
+	refusal{"ambiguous prefix", nil, nil, 2, []string{"ambiguous", good.ID, a.ID, b.ID}}.check(t, c.run("snapshot", "restore", "shop", "manual-", "--yes"))
+	refusal{"unknown", nil, nil, 1, []string{`no snapshot "gone"`, "snapshot ls shop --all"}}.check(t, c.run("snapshot", "label", "shop", "gone", "--label", "x"))
+	// By a prefix only it has, and by label.
+	if r := snap("snapshot", "label", "shop", a.ID[:len(a.ID)-1], "--label", "first twin"); r.ID != a.ID || r.Label != "first twin" {
+		t.Fatalf("label by prefix: %+v", r)
+	}
+	if r := snap("snapshot", "rm", "shop", "twin", "--yes"); r.ID != b.ID || r.Status != "deleted" {
+		t.Fatalf("rm by label: %+v", r)
+	}
+	c.ok("snapshot", "restore", "shop", "known good", "--yes")
+	if got := c.ok("files", "get", "shop", "f.txt"); got != "v1" {
+		t.Fatalf("restore by label: f.txt is %q", got)
 	}
 }
