@@ -100,7 +100,7 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 
 	restore := &cobra.Command{
 		Use: "restore SLUG SNAPSHOT", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
-		Long: "Restore a snapshot (a safety snapshot of the current state is taken first).\n\n" + snapshotArg,
+		Long:    "Restore a snapshot (a safety snapshot of the current state is taken first).\n\n" + snapshotArg,
 		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes\n  sailtui snapshot restore shop \"known good\" --yes\n  sailtui snapshot restore shop manual-20261129-1015 --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
