@@ -143,3 +143,42 @@ func TestCLISnapshotByLabelOrPrefix(t *testing.T) {
 		t.Fatalf("restore by label: f.txt is %q", got)
 	}
 }
+
+// sailtui config shows each setting's effective value (a default as what it amounts to, never
+// 0, 0s or blank) and where it came from: default, env or flag (a flag over the environment).
+func TestCLIConfigSources(t *testing.T) {
+	c := newCLI(t)
+	var rows []struct{ Env, Value, Source string }
+	out := c.runIn(nil, []string{"SAILTUI_USE_WAIT=45s", "SAILTUI_READONLY=false",
+		"SAILTUI_DB_POOL_SIZE=", "SAILTUI_DB_STATEMENT_TIMEOUT=", "K8S_PVC_SIZE=", "K8S_INGRESS_CLASS=", "K8S_FILE_MANAGER_IMAGE=", "DEVSERVER_IMAGE=img:1"},
+		"config", "--readonly", "-o", "json")
+	if out.code != 0 {
+		t.Fatalf("config: exit %d: %s", out.code, out.stderr)
+	}
+	must(t, json.Unmarshal([]byte(out.stdout), &rows))
+	got := map[string][2]string{}
+	for _, r := range rows {
+		got[r.Env] = [2]string{r.Value, r.Source}
+	}
+	for env, want := range map[string][2]string{
+		"SAILTUI_STATE_DIR":            {c.state, "flag"},
+		"SAILTUI_READONLY":             {"true", "flag"},
+		"SAILTUI_USE_WAIT":             {"45s", "env"},
+		"DEVSERVER_IMAGE":              {"img:1", "env"},
+		"K8S_FILE_MANAGER_IMAGE":       {"img:1", "default"},
+		"SAILTUI_DB_STATEMENT_TIMEOUT": {"30s", "default"},
+		"K8S_PVC_SIZE":                 {"5Gi", "default"},
+		"K8S_INGRESS_CLASS":            {"nginx", "default"},
+		"SAILTUI_OP_TIMEOUT":           {"10m0s", "default"},
+	} {
+		if got[env] != want {
+			t.Errorf("%s: value %q from %q, want %q from %q", env, got[env][0], got[env][1], want[0], want[1])
+		}
+	}
+	if v := got["SAILTUI_DB_POOL_SIZE"]; v[0] == "" || v[0] == "0" || strings.Contains(v[0], "max") || v[1] != "default" {
+		t.Errorf("SAILTUI_DB_POOL_SIZE: %q from %q, want the number max(4, CPUs) gives here", v[0], v[1])
+	}
+	if table := c.ok("config"); !strings.Contains(table, "SOURCE") {
+		t.Errorf("config table has no SOURCE column:\n%s", table)
+	}
+}
