@@ -41,10 +41,11 @@ func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
 func snapshotCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "A project's snapshot timeline: list, create, restore, label, remove",
+		Short: "A project's snapshot timeline: list, create, restore, label, remove, undelete",
 		Long: `Each project keeps up to 5 manual snapshots, plus the hibernation and safety snapshots the
 engine takes itself. Restoring over a live project first takes a safety snapshot, so a restore
-can be undone. Removed snapshots are kept 30 days, then purged.`,
+can be undone. Removed snapshots are kept 30 days, then purged; until then snapshot undelete
+brings one back.`,
 	}
 	var all bool
 	ls := &cobra.Command{
@@ -180,7 +181,28 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	}
 	rm.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
-	cmd.AddCommand(ls, create, restore, relabel, rm)
+	undelete := &cobra.Command{
+		Use: "undelete SLUG SNAPSHOT", Short: "Bring a deleted snapshot back into the timeline (within its 30 days)", Args: cobra.ExactArgs(2),
+		Long: `Bring a deleted snapshot back into the timeline, as it was: within its 30 days of retention
+(not in its last hour, which is the purge's). A manual one needs a free slot of the 5. Snapshots
+that failed have no data and cannot come back. sailtui snapshot ls --all lists deleted ones.
+
+` + snapshotArg + " Only deleted snapshots are looked at.",
+		Example: `  sailtui snapshot undelete shop "before the upgrade"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := eng.UndeleteSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return printSnapshot(a, cmd, s)
+		},
+	}
+
+	cmd.AddCommand(ls, create, restore, relabel, rm, undelete)
 	return cmd
 }
 

@@ -182,3 +182,35 @@ func TestCLIConfigSources(t *testing.T) {
 		t.Errorf("config table has no SOURCE column:\n%s", table)
 	}
 }
+
+// A deleted snapshot comes back with snapshot undelete; a removed project with project
+// undelete (hibernated on its final snapshot), and a wake restores its files.
+func TestCLIUndelete(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	c.runIn(strings.NewReader("v1"), nil, "files", "put", "shop", "f.txt")
+	c.ok("snapshot", "create", "shop", "--label", "one")
+	c.ok("snapshot", "rm", "shop", "one", "--yes")
+	var s snapshotRow
+	must(t, json.Unmarshal([]byte(c.ok("snapshot", "undelete", "shop", "one", "-o", "json")), &s))
+	if s.Label != "one" || s.Status != "ready" || s.DeletedAt != "" {
+		t.Fatalf("snapshot undelete: %+v", s)
+	}
+	refusal{"not deleted", nil, nil, 1, []string{"is ready, not deleted"}}.check(t, c.run("snapshot", "undelete", "shop", "one"))
+	refusal{"unknown", nil, nil, 1, []string{`no snapshot "two"`}}.check(t, c.run("snapshot", "undelete", "shop", "two"))
+
+	if out := c.ok("project", "rm", "shop", "--yes"); !strings.Contains(out, "sailtui project undelete shop") {
+		t.Errorf("project rm does not say how to undo it: %s", out)
+	}
+	refusal{"deleted project's snapshot", nil, nil, 1, []string{"project undelete shop"}}.check(t, c.run("snapshot", "undelete", "shop", "one"))
+	if out := c.ok("project", "undelete", "shop"); !strings.Contains(out, "hibernated") || !strings.Contains(out, "project wake shop") {
+		t.Fatalf("project undelete: %s", out)
+	}
+	refusal{"not deleted", nil, nil, 1, []string{"not deleted"}}.check(t, c.run("project", "undelete", "shop"))
+	c.ok("project", "wake", "shop")
+	if got := c.ok("files", "get", "shop", "f.txt"); got != "v1" {
+		t.Fatalf("after undelete and wake f.txt is %q", got)
+	}
+	// Its other snapshots stay deleted until each is brought back.
+	c.ok("snapshot", "undelete", "shop", "one")
+}
