@@ -382,6 +382,23 @@ func (f *fakeSource) DeleteSnapshot(ctx context.Context, ref, id string) error {
 	})
 }
 
+func (f *fakeSource) UndeleteSnapshot(ctx context.Context, ref, id string) (engine.Snapshot, error) {
+	var out engine.Snapshot
+	err := f.act(ctx, "undelete "+ref+" "+id, func() error {
+		s, err := f.snapLocked(ref, id)
+		if err != nil {
+			return err
+		}
+		if s.Status != engine.SnapshotDeleted {
+			return fmt.Errorf("snapshot %s is %s, not deleted: %w", id, s.Status, engine.ErrBadState)
+		}
+		s.Status, s.DeletedAt = engine.SnapshotReady, time.Time{}
+		out = *s
+		return nil
+	})
+	return out, err
+}
+
 func (f *fakeSource) callLog() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
