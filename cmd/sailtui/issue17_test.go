@@ -214,3 +214,32 @@ func TestCLIUndelete(t *testing.T) {
 	// Its other snapshots stay deleted until each is brought back.
 	c.ok("snapshot", "undelete", "shop", "one")
 }
+
+// On the real binary in a terminal: the timeline shows a deleted snapshot on a and brings it
+// back on u; a read-only console answers a blocked key with why instead of ignoring it.
+func TestConsoleUndeleteAndReadOnlyKeys(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	c.ok("snapshot", "create", "shop", "--label", "keep me")
+	c.ok("snapshot", "rm", "shop", "keep me", "--yes")
+
+	ro := startConsole(t, c, "--readonly")
+	ro.waitFor("shop", "READ-ONLY")
+	ro.keys("h")
+	ro.waitFor("hibernate: the console is read-only", "without it")
+	ro.keys("q")
+
+	s := startConsole(t, c)
+	s.waitFor("shop", "active")
+	s.keys("t")
+	s.waitFor("Projects › shop › Timeline", "manual 0/5", "no snapshots yet")
+	s.keys("a")
+	s.waitFor("keep me", "deleted", "deleted shown", "u undelete")
+	s.keys("u")
+	s.waitFor("is back in the timeline of shop", "manual 1/5")
+	var rows []snapshotRow
+	c.json(&rows, "snapshot", "ls", "shop")
+	if len(rows) != 1 || rows[0].Label != "keep me" || rows[0].Status != "ready" {
+		t.Fatalf("after u in the console: %+v", rows)
+	}
+}
