@@ -69,9 +69,21 @@ brings one back.`,
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, size(r.SizeBytes), r.Label)
+				if !all {
+					fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
+					for _, r := range rows {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, size(r.SizeBytes), r.Label)
+					}
+				} else {
+					// Until when snapshot undelete can bring a deleted one back.
+					fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tKEPT UNTIL\tLABEL")
+					for i, r := range rows {
+						kept := "-"
+						if s := snaps[i]; s.Status == engine.SnapshotDeleted && s.Error == "" {
+							kept = s.DeletedAt.Add(engine.SnapshotRetention).UTC().Format("2006-01-02T15:04:05Z07:00")
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, size(r.SizeBytes), kept, r.Label)
+					}
 				}
 				fmt.Fprintf(tw, "manual snapshots: %d/%d\n", manual, engine.MaxManualSnapshots)
 			})

@@ -191,6 +191,9 @@ func TestCLIUndelete(t *testing.T) {
 	c.runIn(strings.NewReader("v1"), nil, "files", "put", "shop", "f.txt")
 	c.ok("snapshot", "create", "shop", "--label", "one")
 	c.ok("snapshot", "rm", "shop", "one", "--yes")
+	if out := c.ok("snapshot", "ls", "shop", "--all"); !strings.Contains(out, "KEPT UNTIL") || !strings.Contains(out, "deleted") {
+		t.Errorf("snapshot ls --all does not say until when a deleted one is kept:\n%s", out)
+	}
 	var s snapshotRow
 	must(t, json.Unmarshal([]byte(c.ok("snapshot", "undelete", "shop", "one", "-o", "json")), &s))
 	if s.Label != "one" || s.Status != "ready" || s.DeletedAt != "" {
