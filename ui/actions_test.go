@@ -240,3 +240,38 @@ func TestReadOnlyKeySaysWhy(t *testing.T) {
 	}
 	wantCalls(t, src)
 }
+
+// :undelete SLUG brings a removed project back (not in the list, so it is named); read-only
+// consoles refuse it saying why, and without a slug it says what it takes.
+func TestUndeleteProjectCommand(t *testing.T) {
+	src, _ := timelineFixture()
+	h := newHarness(t, src, Options{}, true).start(100, 30)
+	h.press(":")
+	h.typeText("undelete")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, ":undelete SLUG") {
+		t.Errorf(":undelete alone:\n%s", v)
+	}
+	h.press(":")
+	h.typeText("undelete old-shop")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, "old-shop is back, hibernated") {
+		t.Errorf(":undelete old-shop:\n%s", v)
+	}
+	h.press(":")
+	h.typeText("undelete storefront")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, "not deleted") {
+		t.Errorf(":undelete of a live project:\n%s", v)
+	}
+	wantCalls(t, src, "undelete old-shop", "undelete storefront")
+
+	ro, rosrc := projectsHarness(t, Options{ReadOnly: true})
+	ro.press(":")
+	ro.typeText("undelete old-shop")
+	ro.press("enter")
+	if v := ro.plainView(); !strings.Contains(v, "read-only") {
+		t.Errorf(":undelete in a read-only console:\n%s", v)
+	}
+	wantCalls(t, rosrc)
+}

@@ -399,6 +399,18 @@ func (f *fakeSource) UndeleteSnapshot(ctx context.Context, ref, id string) (engi
 	return out, err
 }
 
+func (f *fakeSource) UndeleteProject(ctx context.Context, ref string) (engine.Project, error) {
+	var out engine.Project
+	err := f.act(ctx, "undelete "+ref, func() error {
+		if _, err := f.projectLocked(ref); err == nil {
+			return fmt.Errorf("undelete project %s: it is not deleted: %w", ref, engine.ErrBadState)
+		}
+		out = engine.Project{ID: "back-" + ref, Slug: ref, Status: engine.StatusHibernated}
+		return nil
+	})
+	return out, err
+}
+
 func (f *fakeSource) callLog() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
