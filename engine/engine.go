@@ -146,7 +146,8 @@ func (e *Engine) Subscribe(ctx context.Context) (<-chan Event, error) {
 	return e.notifier.Subscribe(ctx)
 }
 
-// Snapshot finds snapshot id of project ref, deleted ones included.
+// Snapshot finds the snapshot of project ref that id names (its ID, label or a unique ID
+// prefix, as ResolveSnapshot), deleted ones included.
 func (e *Engine) Snapshot(ctx context.Context, ref, id string) (Snapshot, error) {
 	return e.snapshotOf(ctx, ref, id)
 }

@@ -294,6 +294,8 @@ func (e *Engine) resume(ctx context.Context, p Project) (Project, error) {
 		return e.restoreClaimed(ctx, o)
 	case OpDelete:
 		return e.deleteClaimed(ctx, o)
+	case OpUndelete:
+		return e.undeleteClaimed(ctx, o)
 	case OpSnapshot:
 		// A manual snapshot is not retried behind the user's back: mark it failed.
 		if s, err := e.store.GetSnapshot(ctx, o.rec.SnapshotID); err == nil && s.Status == SnapshotPending {

@@ -55,6 +55,12 @@ type Store interface {
 	UpdateSnapshot(ctx context.Context, s Snapshot) error
 	GetSnapshot(ctx context.Context, id string) (Snapshot, error)
 	ListSnapshots(ctx context.Context, f SnapshotFilter) ([]Snapshot, error)
+	// UndeleteSnapshot brings soft-deleted snapshot id back as ready, when it was deleted after
+	// deletedAfter (the purge's are older) and has no error (a failed one has no data). A
+	// manual one is counted against maxManual in the same transaction and refused with
+	// ErrTimelineFull when the timeline is full (invariant 5). ErrNotFound when there is no such
+	// snapshot, ErrConflict when it is not deleted, failed or too old.
+	UndeleteSnapshot(ctx context.Context, id string, deletedAfter time.Time, maxManual int) (Snapshot, error)
 	// DeleteSnapshotRecord forgets a snapshot for good (after the purge removed its data).
 	DeleteSnapshotRecord(ctx context.Context, id string) error
 

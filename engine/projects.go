@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -40,6 +41,9 @@ type ContainerSpec struct {
 	Resources Resources
 	Primary   bool
 	Endpoint  string
+	// MakeDir creates Directory (empty but for a .gitkeep) when it is missing; without it a
+	// missing directory is refused, as its container could never start.
+	MakeDir bool
 }
 
 // CreateRequest describes a new project.
@@ -282,6 +286,11 @@ func scanContainers(src string) ([]ContainerSpec, error) {
 		if err != nil {
 			return err
 		}
+		// Read here, where the file is on this machine and nothing is made yet: a file every
+		// start would refuse is refused now, naming it and its line, not after the import.
+		if err := checkTesslate(p, filepath.ToSlash(filepath.Join(rel, "TESSLATE.md"))); err != nil {
+			return err
+		}
 		name := "app"
 		if rel != "." {
 			name = Slugify(filepath.Base(rel))
@@ -296,6 +305,33 @@ func scanContainers(src string) ([]ContainerSpec, error) {
 		return nil, fmt.Errorf("scan %s for TESSLATE.md: %w", src, err)
 	}
 	return out, nil
+}
+
+// checkTesslate parses the TESSLATE.md at path (shown as name) as every start will.
+func checkTesslate(path, name string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	defer f.Close()
+	// One byte over the limit is enough for the parser to refuse the size.
+	data, err := io.ReadAll(io.LimitReader(f, tesslate.MaxSize+1))
+	if err != nil {
+		return fmt.Errorf("read %s: %w", name, err)
+	}
+	if _, err := tesslate.Parse(data); err != nil {
+		where := name
+		var pe *tesslate.ParseError
+		if errors.As(err, &pe) && pe.Line > 0 {
+			where = fmt.Sprintf("%s line %d", name, pe.Line)
+		}
+		msg := err.Error()
+		if pe != nil {
+			msg = pe.Msg
+		}
+		return fmt.Errorf("%s: %s; fix it and create the project again: %w", where, msg, ErrBadInput)
+	}
+	return nil
 }
 
 func (e *Engine) cloneInto(ctx context.Context, p Project, dir, url, branch string) error {
@@ -340,6 +376,8 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 		if err != nil {
 			return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 		}
+	} else if err := e.checkContainerDir(ctx, p, c, s.MakeDir); err != nil {
+		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 	}
 	if err := e.store.PutContainer(ctx, c); err != nil {
 		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
@@ -347,6 +385,35 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	_ = e.store.Touch(ctx, p.ID, e.now())
 	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "added " + c.Name})
 	return c, nil
+}
+
+// checkContainerDir refuses a container directory that is not a directory of the project
+// tree: its container would only fail at start. With mk a missing one is made.
+func (e *Engine) checkContainerDir(ctx context.Context, p Project, c Container, mk bool) error {
+	if c.Directory == "." {
+		return nil
+	}
+	if rf, ok := e.runtime.(RemoteFiles); ok && rf.FilesNeedProcess() && !mk {
+		// Looking would be an exec into a pod (kubernetes): adding a container, like starting
+		// one with a command of its own, does not depend on one answering.
+		return nil
+	}
+	return e.withUse(ctx, p.ID, "container add", func(ctx context.Context, p Project) error {
+		_, err := e.runtime.ListFiles(ctx, p, c.Directory)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, ErrNotFound) && mk:
+			if err := e.runtime.WriteFile(ctx, p, c.Directory+"/.gitkeep", strings.NewReader("")); err != nil {
+				return fmt.Errorf("make directory %s: %w", c.Directory, err)
+			}
+			return nil
+		case errors.Is(err, ErrNotFound):
+			return fmt.Errorf("directory %q does not exist in project %s; put its files there first (sailtui files put %s %s/FILE), "+
+				"or pass --mkdir to make it empty: %w", c.Directory, p.Slug, p.Slug, c.Directory, ErrBadInput)
+		}
+		return fmt.Errorf("a container's directory must be a directory of the project: %w", err)
+	})
 }
 
 // RemoveContainer stops a container and forgets it (its files stay in the project).

@@ -67,6 +67,14 @@ type SweepReport struct {
 	DurationMS   int64  `json:"duration_ms"`
 }
 
+// newReport starts a sweep's summary with every list empty, not nil: whichever sweep ran, its
+// JSON has the same shape, [] where nothing happened (never null).
+func newReport(sweep string, dryRun bool, asOf time.Time) SweepReport {
+	return SweepReport{Sweep: sweep, DryRun: dryRun, AsOf: asOf,
+		Hibernated: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{},
+		Failed: []SweepItem{}, Deferred: []SweepItem{}, Purged: []SweepItem{}}
+}
+
 // LockState is what a sweep found of its global lock, as the JSON summary and the metrics say it.
 type LockState string
 
@@ -116,8 +124,8 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 	if idle < 0 {
 		return SweepReport{}, fmt.Errorf("sweep: idle timeout %s must be positive: %w", idle, ErrBadInput)
 	}
-	rep = SweepReport{Sweep: "hibernate", DryRun: opts.DryRun, AsOf: asOf, Idle: idle.String(),
-		Hibernated: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
+	rep = newReport("hibernate", opts.DryRun, asOf)
+	rep.Idle = idle.String()
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
 	defer stoppedEarly(ctx, &rep, &err)
 	release, proceed, err := e.beginSweep(ctx, &rep, lockHibernate)
@@ -398,8 +406,7 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 	if asOf.IsZero() {
 		asOf = e.now()
 	}
-	rep = SweepReport{Sweep: "purge", DryRun: opts.DryRun, AsOf: asOf,
-		Purged: []SweepItem{}, Skipped: []SweepItem{}, Failed: []SweepItem{}, Deferred: []SweepItem{}}
+	rep = newReport("purge", opts.DryRun, asOf)
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
 	defer stoppedEarly(ctx, &rep, &err)
 	release, proceed, err := e.beginSweep(ctx, &rep, lockPurge)

@@ -102,6 +102,7 @@ func (e *Engine) ReplaceSnapshot(ctx context.Context, ref, oldID, label string) 
 	if err != nil {
 		return Snapshot{}, err
 	}
+	oldID = old.ID
 	if old.Type != SnapshotManual {
 		return Snapshot{}, fmt.Errorf("replace %s: only manual snapshots take a timeline slot: %w", oldID, ErrBadInput)
 	}
@@ -117,22 +118,70 @@ func (e *Engine) ReplaceSnapshot(ctx context.Context, ref, oldID, label string) 
 	return snap, err
 }
 
-func (e *Engine) snapshotOf(ctx context.Context, ref, id string) (Snapshot, error) {
+func (e *Engine) snapshotOf(ctx context.Context, ref, key string) (Snapshot, error) {
 	p, err := e.Project(ctx, ref)
 	if err != nil {
 		return Snapshot{}, err
 	}
-	s, err := e.store.GetSnapshot(ctx, id)
+	return e.resolveSnapshot(ctx, p, key, nil)
+}
+
+// ResolveSnapshot finds the snapshot of project ref that key names, deleted ones included: its
+// ID, else its label, else a unique prefix of its ID (as docker takes ID prefixes). A key that
+// names several is refused with the candidates, so nothing is done to a guess.
+func (e *Engine) ResolveSnapshot(ctx context.Context, ref, key string) (Snapshot, error) {
+	return e.snapshotOf(ctx, ref, key)
+}
+
+// maxCandidates bounds the list an ambiguous snapshot key is answered with.
+const maxCandidates = 8
+
+// resolveSnapshot is ResolveSnapshot among the snapshots of p that keep accepts (nil: all).
+func (e *Engine) resolveSnapshot(ctx context.Context, p Project, key string, keep func(Snapshot) bool) (Snapshot, error) {
+	if strings.TrimSpace(key) == "" {
+		return Snapshot{}, fmt.Errorf("no snapshot given: name one by its ID, label or a unique ID prefix (list them with: sailtui snapshot ls %s --all): %w", p.Slug, ErrBadInput)
+	}
+	if s, err := e.store.GetSnapshot(ctx, key); err == nil && s.ProjectID == p.ID && (keep == nil || keep(s)) {
+		return s, nil
+	} else if err != nil && !errors.Is(err, ErrNotFound) {
+		return s, fmt.Errorf("read snapshot %s: %w", key, err)
+	}
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID, IncludeDeleted: true})
 	if err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return s, fmt.Errorf("snapshot %q not found in %s (list them with: sailtui snapshot ls %s): %w", id, p.Slug, p.Slug, ErrNotFound)
+		return Snapshot{}, fmt.Errorf("find snapshot %q of %s: %w", key, p.Slug, err)
+	}
+	var byLabel, byPrefix []Snapshot
+	for _, s := range newestFirst(snaps) {
+		if keep != nil && !keep(s) {
+			continue
 		}
-		return s, fmt.Errorf("read snapshot %s: %w", id, err)
+		if s.Label == key {
+			byLabel = append(byLabel, s)
+		}
+		if strings.HasPrefix(s.ID, key) {
+			byPrefix = append(byPrefix, s)
+		}
 	}
-	if s.ProjectID != p.ID {
-		return s, fmt.Errorf("snapshot %q is not in project %s: %w", id, p.Slug, ErrNotFound)
+	found := byLabel
+	if len(found) == 0 {
+		found = byPrefix
 	}
-	return s, nil
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return Snapshot{}, fmt.Errorf("project %s has no snapshot %q (by ID, label or ID prefix; list them with: sailtui snapshot ls %s --all): %w", p.Slug, key, p.Slug, ErrNotFound)
+	}
+	lines := make([]string, 0, maxCandidates+1)
+	for i, s := range found {
+		if i == maxCandidates {
+			lines = append(lines, fmt.Sprintf("and %d more", len(found)-i))
+			break
+		}
+		lines = append(lines, fmt.Sprintf("%s (%s, %s, %q)", s.ID, s.Type, s.Status, s.Label))
+	}
+	return Snapshot{}, fmt.Errorf("snapshot %q of %s is ambiguous, it names %d snapshots: %s; give its full ID or a longer prefix: %w",
+		key, p.Slug, len(found), strings.Join(lines, "; "), ErrBadInput)
 }
 
 // RelabelSnapshot changes a snapshot's label.
@@ -166,6 +215,7 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, ref, id string) error {
 	if err != nil {
 		return err
 	}
+	id = s.ID
 	p, err := e.Project(ctx, ref)
 	if err != nil {
 		return err
@@ -206,6 +256,10 @@ func (e *Engine) RestoreSnapshot(ctx context.Context, ref, id string) (RestoreRe
 	target, err := e.snapshotOf(ctx, ref, id)
 	if err != nil {
 		return RestoreResult{}, err
+	}
+	id = target.ID
+	if target.Status == SnapshotDeleted && target.Error == "" {
+		return RestoreResult{}, fmt.Errorf("restore %s: snapshot %s is deleted; bring it back first (sailtui snapshot undelete %s %s): %w", p.Slug, id, p.Slug, id, ErrBadState)
 	}
 	if target.Status != SnapshotReady {
 		return RestoreResult{}, fmt.Errorf("restore %s: snapshot %s is %s, not ready: %w", p.Slug, id, target.Status, ErrBadState)

@@ -10,8 +10,11 @@ import (
 // remember to check it (k9s registers its read-only actions the same way).
 type action struct {
 	key key.Binding
-	// mutates marks an action that changes something; read-only consoles never register it.
+	// mutates marks an action that changes something; read-only consoles keep it blocked.
 	mutates bool
+	// blocked: a read-only console holds the action only to say, when its key is pressed,
+	// that read-only mode is why nothing happens (a key silently ignored looks broken).
+	blocked bool
 	// why tells why the action does not apply to the current selection ("" when it does):
 	// help lists only the actions that apply, and a key for one that does not says why instead
 	// of failing inside the engine.
@@ -25,24 +28,35 @@ type action struct {
 type actionList []action
 
 // newActions registers the actions a console may offer; under readOnly the mutating ones are
-// dropped for good.
+// blocked for good: never run, never offered in help, their keys answered with why.
 func newActions(readOnly bool, all ...action) actionList {
 	out := make(actionList, 0, len(all))
 	for _, a := range all {
 		if readOnly && a.mutates {
-			continue
+			a.blocked, a.do, a.why, a.label = true, nil, nil, nil
 		}
 		out = append(out, a)
 	}
 	return out
 }
 
+// readOnlyHint is what a key of a blocked action says.
+const readOnlyHint = "the console is read-only (--readonly or SAILTUI_READONLY); start sailtui without it to change things"
+
 // handle runs the action bound to msg. ok is false when no registered action has the key; a
-// registered action that does not apply answers with a hint instead of running.
+// registered action that does not apply answers with a hint instead of running, and so does
+// one that read-only mode blocks.
 func (as actionList) handle(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
-	for _, a := range as {
+	var blocked *action
+	for i, a := range as {
 		if !key.Matches(msg, a.key) {
 			continue
+		}
+		if a.blocked {
+			if blocked == nil {
+				blocked = &as[i]
+			}
+			continue // an action of the same key that is not blocked wins
 		}
 		if a.why != nil {
 			if why := a.why(); why != "" {
@@ -52,6 +66,9 @@ func (as actionList) handle(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 		}
 		return a.do(), true
 	}
+	if blocked != nil {
+		return hintCmd(blocked.key.Help().Desc + ": " + readOnlyHint), true
+	}
 	return nil, false
 }
 
@@ -59,7 +76,7 @@ func (as actionList) handle(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 func (as actionList) available() []key.Binding {
 	out := make([]key.Binding, 0, len(as))
 	for _, a := range as {
-		if a.why != nil && a.why() != "" {
+		if a.blocked || (a.why != nil && a.why() != "") {
 			continue
 		}
 		b := a.key
@@ -71,9 +88,13 @@ func (as actionList) available() []key.Binding {
 	return out
 }
 
-// has tells whether an action with this key was registered (tests of --readonly use it).
+// has tells whether an action with this key was registered and can run (tests of --readonly
+// use it).
 func (as actionList) has(k string) bool {
 	for _, a := range as {
+		if a.blocked {
+			continue
+		}
 		for _, bk := range a.key.Keys() {
 			if bk == k {
 				return true

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,9 @@ func TestReadOnlyRemovesActions(t *testing.T) {
 		t.Errorf("read-only help offers actions:\n%s", v)
 	}
 	h.press("?")
-	if v := h.plainView(); strings.Contains(v, "restore") || strings.Contains(v, "delete") {
+	// The keys pressed above say why they did nothing (the last message shows in help too);
+	// no binding of them is offered.
+	if v := h.plainView(); regexp.MustCompile(`\br +restore|\bx +delete`).MatchString(v) {
 		t.Errorf("read-only full help offers actions:\n%s", v)
 	}
 	wantCalls(t, src)
@@ -202,4 +205,73 @@ func TestDialogSwallowsKeys(t *testing.T) {
 		t.Error("j moved the list under the dialog")
 	}
 	wantCalls(t, src)
+}
+
+// The hibernate confirmation counts running containers only where it has a count, and its
+// verb agrees with it (it said "its 0 running containers stop").
+func TestHibernateThenWording(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		known bool
+		want  string
+	}{
+		{0, true, "its environment is removed (no container is running)"},
+		{1, true, "its running container stops and its environment is removed"},
+		{3, true, "its 3 running containers stop and its environment is removed"},
+		{0, false, "its containers stop and its environment is removed"},
+	} {
+		if got := hibernateThen(tc.n, tc.known); got != tc.want {
+			t.Errorf("hibernateThen(%d, %v) = %q, want %q", tc.n, tc.known, got, tc.want)
+		}
+	}
+}
+
+// A key that read-only mode blocks says so in the status line instead of doing nothing.
+func TestReadOnlyKeySaysWhy(t *testing.T) {
+	src, _ := timelineFixture()
+	h := newHarness(t, src, Options{ReadOnly: true}, true).start(100, 30)
+	h.press("j", "h")
+	if v := h.plainView(); h.m.dialog != nil || !strings.Contains(v, "read-only") || !strings.Contains(v, "without it") {
+		t.Errorf("h in a read-only console:\n%s", v)
+	}
+	h.press("t", "x")
+	if v := h.plainView(); h.m.dialog != nil || !strings.Contains(v, "read-only (--readonly") {
+		t.Errorf("x in a read-only timeline:\n%s", v)
+	}
+	wantCalls(t, src)
+}
+
+// :undelete SLUG brings a removed project back (not in the list, so it is named); read-only
+// consoles refuse it saying why, and without a slug it says what it takes.
+func TestUndeleteProjectCommand(t *testing.T) {
+	src, _ := timelineFixture()
+	h := newHarness(t, src, Options{}, true).start(100, 30)
+	h.press(":")
+	h.typeText("undelete")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, ":undelete SLUG") {
+		t.Errorf(":undelete alone:\n%s", v)
+	}
+	h.press(":")
+	h.typeText("undelete old-shop")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, "old-shop is back, hibernated") {
+		t.Errorf(":undelete old-shop:\n%s", v)
+	}
+	h.press(":")
+	h.typeText("undelete storefront")
+	h.press("enter")
+	if v := h.plainView(); !strings.Contains(v, "not deleted") {
+		t.Errorf(":undelete of a live project:\n%s", v)
+	}
+	wantCalls(t, src, "undelete old-shop", "undelete storefront")
+
+	ro, rosrc := projectsHarness(t, Options{ReadOnly: true})
+	ro.press(":")
+	ro.typeText("undelete old-shop")
+	ro.press("enter")
+	if v := ro.plainView(); !strings.Contains(v, "read-only") {
+		t.Errorf(":undelete in a read-only console:\n%s", v)
+	}
+	wantCalls(t, rosrc)
 }

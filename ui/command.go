@@ -30,6 +30,8 @@ var commands = []command{
 	{name: "doctor", aliases: []string{"doc"}, desc: "store, runtime and object store checked against each other"},
 	{name: "help", aliases: []string{"?"}, desc: "the keys"},
 	{name: "quit", aliases: []string{"q", "q!", "exit"}, desc: "leave the console"},
+	// Last: the rarest, and the first to go when help is taller than the terminal.
+	{name: "undelete", args: "slug", desc: "bring a removed project back, hibernated on its final snapshot"},
 }
 
 // lookupCommand finds a command by name, alias or unambiguous prefix of a name.

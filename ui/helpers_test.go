@@ -382,6 +382,35 @@ func (f *fakeSource) DeleteSnapshot(ctx context.Context, ref, id string) error {
 	})
 }
 
+func (f *fakeSource) UndeleteSnapshot(ctx context.Context, ref, id string) (engine.Snapshot, error) {
+	var out engine.Snapshot
+	err := f.act(ctx, "undelete "+ref+" "+id, func() error {
+		s, err := f.snapLocked(ref, id)
+		if err != nil {
+			return err
+		}
+		if s.Status != engine.SnapshotDeleted {
+			return fmt.Errorf("snapshot %s is %s, not deleted: %w", id, s.Status, engine.ErrBadState)
+		}
+		s.Status, s.DeletedAt = engine.SnapshotReady, time.Time{}
+		out = *s
+		return nil
+	})
+	return out, err
+}
+
+func (f *fakeSource) UndeleteProject(ctx context.Context, ref string) (engine.Project, error) {
+	var out engine.Project
+	err := f.act(ctx, "undelete "+ref, func() error {
+		if _, err := f.projectLocked(ref); err == nil {
+			return fmt.Errorf("undelete project %s: it is not deleted: %w", ref, engine.ErrBadState)
+		}
+		out = engine.Project{ID: "back-" + ref, Slug: ref, Status: engine.StatusHibernated}
+		return nil
+	})
+	return out, err
+}
+
 func (f *fakeSource) callLog() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"fmt"
 
 	tea "charm.land/bubbletea/v2"
@@ -192,6 +193,8 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		return m.show(kindSweep, engine.Project{}, "")
 	case "doctor":
 		return m.show(kindDoctor, engine.Project{}, "")
+	case "undelete":
+		return m.undeleteProject(msg.arg)
 	case "containers", "timeline", "describe":
 		if p, ok := project(); ok {
 			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe}[msg.cmd.name], p, "")
@@ -217,4 +220,23 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// undeleteProject brings removed project slug back (the CLI's project undelete): it is not in
+// the list, so it is named, not selected. Its return shows through the engine's event.
+func (m *model) undeleteProject(slug string) tea.Cmd {
+	switch {
+	case m.env.readOnly:
+		return hintCmd("undelete: " + readOnlyHint)
+	case slug == "":
+		return hintCmd(":undelete: name the removed project, :undelete SLUG")
+	}
+	src := m.env.src
+	return startOp(opSpec{title: "undelete " + slug, run: func(ctx context.Context) opResult {
+		p, err := src.UndeleteProject(ctx, slug)
+		if err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: fmt.Sprintf("%s is back, %s on its final snapshot; w wakes it", p.Slug, p.Status)}
+	}})
 }

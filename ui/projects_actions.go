@@ -110,12 +110,9 @@ func (p *projectsPane) whyHibernate() string {
 func (p *projectsPane) hibernate() tea.Cmd {
 	pr, _ := p.selected()
 	src := p.env.src
-	what := "its containers"
-	if n, known := p.running(pr); known {
-		what = "its " + plural(n, "running container")
-	}
+	n, known := p.running(pr)
 	body := []para{
-		{text: fmt.Sprintf("All of %s's files are snapshotted and the snapshot verified; then %s stop and its environment is removed.", pr.Slug, what)},
+		{text: fmt.Sprintf("All of %s's files are snapshotted and the snapshot verified; then %s.", pr.Slug, hibernateThen(n, known))},
 		{},
 		{text: "w wakes it from that snapshot."},
 	}
@@ -157,6 +154,20 @@ func (p *projectsPane) wake() tea.Cmd {
 }
 
 // plural is "1 thing" or "n things".
+// hibernateThen says what a hibernation does after its snapshot, for n running containers
+// (known: n is what the runtime reported): a number only where it is one, a verb that agrees.
+func hibernateThen(n int, known bool) string {
+	switch {
+	case !known:
+		return "its containers stop and its environment is removed"
+	case n == 0:
+		return "its environment is removed (no container is running)"
+	case n == 1:
+		return "its running container stops and its environment is removed"
+	}
+	return fmt.Sprintf("its %d running containers stop and its environment is removed", n)
+}
+
 func plural(n int, thing string) string {
 	if n == 1 {
 		return "1 " + thing

@@ -46,6 +46,8 @@ type source interface {
 	RestoreSnapshot(ctx context.Context, ref, id string) (engine.RestoreResult, error)
 	RelabelSnapshot(ctx context.Context, ref, id, label string) (engine.Snapshot, error)
 	DeleteSnapshot(ctx context.Context, ref, id string) error
+	UndeleteSnapshot(ctx context.Context, ref, id string) (engine.Snapshot, error)
+	UndeleteProject(ctx context.Context, ref string) (engine.Project, error)
 }
 
 // engineSource adapts an Engine; everything but ListProjects, Subscribe and Now is the Engine's own.

@@ -13,10 +13,12 @@ import (
 
 // timelineKeys are the Timeline pane's action keys; the table has the navigation keys.
 type timelineKeys struct {
-	Create  key.Binding
-	Restore key.Binding
-	Relabel key.Binding
-	Delete  key.Binding
+	Create   key.Binding
+	Restore  key.Binding
+	Relabel  key.Binding
+	Delete   key.Binding
+	Undelete key.Binding
+	Deleted  key.Binding
 }
 
 // timelinePane is one project's snapshot timeline: its manual snapshots (at most
@@ -28,6 +30,9 @@ type timelinePane struct {
 	// undo is the safety snapshot the last restore made here: pointed out in the list, since
 	// restoring it is how that restore is undone.
 	undo string
+	// showDeleted lists the deleted snapshots too (kept for the retention period), which
+	// undelete brings back.
+	showDeleted bool
 }
 
 var timelineColumns = []column{
@@ -52,16 +57,25 @@ func newTimelinePane(e *env, p engine.Project) *timelinePane {
 		waiting:  "loading the timeline…",
 	}
 	k := timelineKeys{
-		Create:  key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create")),
-		Restore: key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restore")),
-		Relabel: key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "relabel")),
-		Delete:  key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "delete")),
+		Create:   key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "create")),
+		Restore:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restore")),
+		Relabel:  key.NewBinding(key.WithKeys("l"), key.WithHelp("l", "relabel")),
+		Delete:   key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "delete")),
+		Undelete: key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undelete")),
+		Deleted:  key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "show deleted")),
 	}
 	t.actions = newActions(e.readOnly,
 		action{key: k.Create, mutates: true, why: t.whyCreate, do: t.create},
 		action{key: k.Restore, mutates: true, why: t.whyRestore, do: t.restore},
 		action{key: k.Relabel, mutates: true, why: t.whyRelabel, do: t.relabel},
 		action{key: k.Delete, mutates: true, why: t.whyDelete, do: t.remove},
+		action{key: k.Undelete, mutates: true, why: t.whyUndelete, do: t.undelete},
+		action{key: k.Deleted, do: t.toggleDeleted, label: func() string {
+			if t.showDeleted {
+				return "hide deleted"
+			}
+			return "show deleted"
+		}},
 	)
 	return t
 }
@@ -89,8 +103,12 @@ func (t *timelinePane) info() string {
 		}
 		return ""
 	}
-	return fmt.Sprintf("manual %d/%d  %s  %s", len(t.manual()), engine.MaxManualSnapshots,
-		plural(len(t.rows), "snapshot"), t.proj.Status)
+	shown := ""
+	if t.showDeleted {
+		shown = "  deleted shown (a hides)"
+	}
+	return fmt.Sprintf("manual %d/%d  %s  %s%s", len(t.manual()), engine.MaxManualSnapshots,
+		plural(len(t.rows), "snapshot"), t.proj.Status, shown)
 }
 
 // timelineLoadedMsg answers a load of the timeline and of the project it belongs to.
@@ -106,13 +124,13 @@ func (m timelineLoadedMsg) target() pane     { return m.to }
 func (m timelineLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 
 func (t *timelinePane) load() tea.Cmd {
-	src, id := t.env.src, t.proj.ID
+	src, id, all := t.env.src, t.proj.ID, t.showDeleted
 	return t.gate.load(t.env.ctx, func(ctx context.Context) tea.Msg {
 		p, cs, err := src.Containers(ctx, id)
 		if err != nil {
 			return timelineLoadedMsg{to: t, err: err}
 		}
-		snaps, err := src.Snapshots(ctx, id, false)
+		snaps, err := src.Snapshots(ctx, id, all)
 		return timelineLoadedMsg{to: t, project: p, containers: cs, snaps: snaps, err: err}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -70,6 +71,9 @@ func (t *timelinePane) whyRestore() string {
 	s, ok := t.selected()
 	if !ok {
 		return "no snapshot selected"
+	}
+	if s.Status == engine.SnapshotDeleted && s.Error == "" {
+		return "snapshot is deleted; u brings it back first"
 	}
 	if s.Status != engine.SnapshotReady {
 		return fmt.Sprintf("snapshot is %s, not ready", s.Status)
@@ -158,6 +162,9 @@ func (t *timelinePane) whyDelete() string {
 	if s.Status == engine.SnapshotPending {
 		return "it is still being taken"
 	}
+	if s.Status == engine.SnapshotDeleted {
+		return "it is deleted already"
+	}
 	if s.ID == t.proj.HibernationSnapshot && t.proj.Status != engine.StatusActive {
 		return fmt.Sprintf("%s wakes from it; wake it first", t.proj.Slug)
 	}
@@ -180,6 +187,43 @@ func (t *timelinePane) remove() tea.Cmd {
 		return opResult{info: fmt.Sprintf("snapshot %s deleted", s.ID)}
 	}})
 	return msgCmd(openDialogMsg{d: newConfirm(t.env, "Delete snapshot?", "Delete", body, run)})
+}
+
+// toggleDeleted shows or hides the deleted snapshots (the CLI's snapshot ls --all).
+func (t *timelinePane) toggleDeleted() tea.Cmd {
+	t.showDeleted = !t.showDeleted
+	return t.load()
+}
+
+func (t *timelinePane) whyUndelete() string {
+	s, ok := t.selected()
+	switch {
+	case !ok:
+		return "no snapshot selected"
+	case s.Status != engine.SnapshotDeleted:
+		if !t.showDeleted {
+			return "it is not deleted (a shows the deleted ones)"
+		}
+		return "it is not deleted"
+	case s.Error != "":
+		return "it failed and has no data"
+	case t.env.now.Sub(s.DeletedAt) > engine.SnapshotRetention-time.Hour:
+		return "its retention is over; the purge removes it"
+	case s.Type == engine.SnapshotManual && t.full():
+		return fmt.Sprintf("the timeline is full (%d/%d); delete one first", len(t.manual()), engine.MaxManualSnapshots)
+	}
+	return ""
+}
+
+func (t *timelinePane) undelete() tea.Cmd {
+	s, _ := t.selected()
+	src, p := t.env.src, t.proj
+	return startOp(opSpec{title: "undelete snapshot " + s.ID, projectID: p.ID, run: func(ctx context.Context) opResult {
+		if _, err := src.UndeleteSnapshot(ctx, p.ID, s.ID); err != nil {
+			return opResult{err: err}
+		}
+		return opResult{info: fmt.Sprintf("snapshot %s%s is back in the timeline of %s", s.ID, quoteLabel(s.Label), p.Slug)}
+	}})
 }
 
 // replaceDialog offers the manual snapshots to give up for a new one labelled label.

@@ -293,3 +293,42 @@ func TestTimelineShowsSnapshotParts(t *testing.T) {
 		t.Errorf("the restore dialog does not say what the snapshot holds:\n%s", v)
 	}
 }
+
+// a shows the deleted snapshots (and hides them again); u brings the selected one back.
+func TestTimelineShowDeletedAndUndelete(t *testing.T) {
+	src, _ := timelineFixture()
+	h := openTimeline(t, src, Options{})
+	const id = "manual-20260301-114500-0123456789ab"
+	h.press("x", "y")
+	h.flushReload()
+	if v := h.plainView(); strings.Contains(v, "before the upgrade") {
+		t.Fatalf("deleted snapshot listed before a:\n%s", v)
+	}
+	h.press("a")
+	h.flushReload()
+	h.press("k") // the selection stayed on the row it was on
+	v := h.plainView()
+	if !strings.Contains(v, "before the upgrade") || !strings.Contains(v, "u undelete") || !strings.Contains(h.selectedLine(), "deleted") || !strings.Contains(v, "deleted shown") || !strings.Contains(v, "a hide deleted") {
+		t.Fatalf("a did not show the deleted snapshot:\n%s", v)
+	}
+	h.press("r")
+	if v := h.plainView(); h.m.dialog != nil || !strings.Contains(v, "u brings it back") {
+		t.Fatalf("r on a deleted snapshot:\n%s", v)
+	}
+	h.press("u")
+	h.flushReload()
+	wantCalls(t, src, "delete p1 "+id, "undelete p1 "+id)
+	if v := h.plainView(); !strings.Contains(h.selectedLine(), "ready") || !strings.Contains(v, "manual 1/5") || !strings.Contains(v, "is back in the timeline") {
+		t.Fatalf("undeleted snapshot not back:\n%s", v)
+	}
+	h.press("u")
+	if v := h.plainView(); !strings.Contains(v, "undelete: it is not deleted") {
+		t.Errorf("u on a ready snapshot:\n%s", v)
+	}
+	h.press("a")
+	h.flushReload()
+	if v := h.plainView(); strings.Contains(v, "deleted shown") || !strings.Contains(v, "a show deleted") {
+		t.Errorf("a did not hide the deleted ones again:\n%s", v)
+	}
+	wantCalls(t, src, "delete p1 "+id, "undelete p1 "+id)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -104,6 +105,51 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error 
 		return fmt.Errorf("update snapshot %s: %w", snap.ID, badInput(err))
 	}
 	return nil
+}
+
+// UndeleteSnapshot implements engine.Store: in one transaction the snapshot row is locked and
+// read, a manual one's project is locked and its timeline counted (as InsertSnapshot does), and
+// the snapshot comes back.
+func (s *Store) UndeleteSnapshot(ctx context.Context, id string, deletedAfter time.Time, maxManual int) (engine.Snapshot, error) {
+	if maxManual <= 0 {
+		maxManual = engine.MaxManualSnapshots
+	}
+	var snap engine.Snapshot
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		snap, err = scanSnapshot(tx.QueryRow(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = $1`, id))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		if err != nil {
+			return badInput(err)
+		}
+		if err := sqlstore.Undeletable(snap, deletedAfter); err != nil {
+			return err
+		}
+		if snap.Type == engine.SnapshotManual {
+			// The project row first, as InsertSnapshot takes it: two undeletes (or an undelete
+			// and a new manual snapshot) of one project are serialised on it.
+			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `UPDATE snapshots SET status = $2, deleted_at = $3
+			WHERE id = $1 AND status = $4 AND error = '' AND deleted_at > $5`,
+			id, string(engine.SnapshotReady), time.Time{}, string(engine.SnapshotDeleted), deletedAfter)
+		if err != nil {
+			return badInput(err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: snapshot %s changed meanwhile", engine.ErrConflict, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return engine.Snapshot{}, fmt.Errorf("undelete snapshot %s: %w", id, err)
+	}
+	snap.Status, snap.DeletedAt = engine.SnapshotReady, time.Time{}
+	return snap, nil
 }
 
 // GetSnapshot finds a snapshot by id, deleted or not.

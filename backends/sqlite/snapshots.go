@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/sailtui/sailtui/backends/internal/sqlstore"
 	"github.com/sailtui/sailtui/engine"
@@ -95,6 +96,42 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error 
 		return fmt.Errorf("update snapshot %s: %w", snap.ID, err)
 	}
 	return nil
+}
+
+// UndeleteSnapshot implements engine.Store: one write transaction reads the snapshot, counts
+// the timeline when it is manual, and brings it back.
+func (s *Store) UndeleteSnapshot(ctx context.Context, id string, deletedAfter time.Time, maxManual int) (engine.Snapshot, error) {
+	if maxManual <= 0 {
+		maxManual = engine.MaxManualSnapshots
+	}
+	var snap engine.Snapshot
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		snap, err = scanSnapshot(tx.QueryRowContext(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if err := sqlstore.Undeletable(snap, deletedAfter); err != nil {
+			return err
+		}
+		if snap.Type == engine.SnapshotManual {
+			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+				return err
+			}
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE snapshots SET status = ?, deleted_at = ?
+			WHERE id = ? AND status = ? AND error = '' AND deleted_at > ?`,
+			string(engine.SnapshotReady), toMicros(time.Time{}), id, string(engine.SnapshotDeleted), toMicros(deletedAfter))
+		return mustAffect(res, err, engine.ErrConflict)
+	})
+	if err != nil {
+		return engine.Snapshot{}, fmt.Errorf("undelete snapshot %s: %w", id, err)
+	}
+	snap.Status, snap.DeletedAt = engine.SnapshotReady, time.Time{}
+	return snap, nil
 }
 
 // GetSnapshot finds a snapshot by id, deleted or not.

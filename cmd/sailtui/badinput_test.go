@@ -57,12 +57,22 @@ func TestBadInput(t *testing.T) {
 	c.ok("files", "get", "solid", "keep.txt")
 }
 
-// A broken TESSLATE.md is refused at start with its line, and the project stays usable.
+// A broken TESSLATE.md is refused where it is read: at create (naming the file and its line,
+// nothing made), and at start when one is put into a project later; the project stays usable.
 func TestBrokenTesslate(t *testing.T) {
 	c := newCLI(t)
 	src := t.TempDir()
-	must(t, os.WriteFile(filepath.Join(src, "TESSLATE.md"), []byte("# App\n\n## Development Server\n\n```bash\nnpm run dev\n"), 0o644))
-	c.ok("project", "create", "broken", "--from", src)
+	broken := "# App\n\n## Development Server\n\n```bash\nnpm run dev\n"
+	must(t, os.MkdirAll(filepath.Join(src, "web"), 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "web", "TESSLATE.md"), []byte(broken), 0o644))
+	refusal{"create", nil, nil, 2, []string{"web/TESSLATE.md line 5", "unterminated code fence", "fix it"}}.
+		check(t, c.run("project", "create", "broken", "--from", src))
+	if r := c.run("project", "describe", "broken"); r.code == 0 {
+		t.Fatalf("a refused create left a project: %s", r.stdout)
+	}
+	c.ok("project", "create", "broken")
+	c.runIn(strings.NewReader(broken), nil, "files", "put", "broken", "TESSLATE.md")
+	c.ok("container", "add", "broken", "app", "--dir", ".")
 	r := c.run("project", "start", "broken")
 	if r.code == 0 || !strings.Contains(r.stderr, "line 5") || !strings.Contains(r.stderr, "fence") {
 		t.Fatalf("start with an unterminated fence: exit %d, %q", r.code, r.stderr)

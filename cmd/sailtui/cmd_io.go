@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -42,7 +43,11 @@ func logsCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer rc.Close()
-			_, err = io.Copy(cmd.OutOrStdout(), rc)
+			if a.cfg.Output == "json" {
+				err = logLines(cmd.OutOrStdout(), rc, args[0], args[1])
+			} else {
+				_, err = io.Copy(cmd.OutOrStdout(), rc)
+			}
 			if err != nil && cmd.Context().Err() != nil {
 				return nil // interrupted while following: the normal way out
 			}
@@ -56,6 +61,42 @@ func logsCmd(a *app) *cobra.Command {
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new lines")
 	cmd.Flags().IntVar(&opts.Tail, "tail", 0, "start with the last N lines (0: all)")
 	return cmd
+}
+
+// logLine is the stable JSON of one log line (logs -o json prints one per line, as they come).
+type logLine struct {
+	Project   string `json:"project"`
+	Container string `json:"container"`
+	Line      string `json:"line"`
+}
+
+// logLines copies a log as JSON lines. A line is cut at maxLogLine bytes (the rest follows as
+// further lines), so one endless line cannot hold the output back or grow without bound.
+func logLines(w io.Writer, r io.Reader, project, container string) error {
+	const maxLogLine = 1 << 20
+	br := bufio.NewReaderSize(r, 64<<10)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	var line []byte
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		line = append(line, chunk...)
+		if err == nil && isPrefix && len(line) < maxLogLine {
+			continue
+		}
+		if len(line) > 0 || (err == nil && !isPrefix) {
+			if eerr := enc.Encode(logLine{project, container, string(line)}); eerr != nil {
+				return eerr
+			}
+		}
+		line = line[:0]
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
 }
 
 // containerState is the state of one container as the runtime reports it; ok is false when

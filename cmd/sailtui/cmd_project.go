@@ -43,6 +43,12 @@ func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 		if r.NextStep != "" {
 			fmt.Fprintf(tw, "next: %s\n", r.NextStep)
 		}
+		switch {
+		case p.Status == engine.StatusDeleted:
+			fmt.Fprintf(tw, "its final snapshot is kept %d days: sailtui project undelete %s brings it back\n", int(engine.SnapshotRetention.Hours()/24), p.Slug)
+		case p.Status == engine.StatusHibernated && p.StatusReason != "" && strings.HasPrefix(p.StatusReason, "undeleted"):
+			fmt.Fprintf(tw, "next: sailtui project wake %s\n", p.Slug)
+		}
 	})
 }
 
@@ -94,7 +100,7 @@ func projectsCmd(a *app) *cobra.Command {
 }
 
 func projectCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "project", Short: "Create, start, stop, hibernate, wake, remove or describe a project"}
+	cmd := &cobra.Command{Use: "project", Short: "Create, start, stop, hibernate, wake, remove, undelete or describe a project"}
 	var from, owner string
 	create := &cobra.Command{
 		Use:   "create NAME",
@@ -169,12 +175,19 @@ func projectCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+	undelete := action("undelete", "Bring a removed project back from its final snapshot (within 30 days); project wake then restores it", false, (*engine.Engine).UndeleteProject)
+	undelete.Long = `Bring a removed project back from its final snapshot, while that is kept (30 days): it comes
+back hibernated on that snapshot, and sailtui project wake restores its files and starts it. Its
+other snapshots stay deleted (sailtui snapshot undelete brings each back). When a new project has
+taken its name, the removed one cannot come back until that name is free again; an ID from
+sailtui projects ls --all -o json names it instead of the slug.`
 	cmd.AddCommand(create,
 		action("start", "Start every container (a hibernated project is woken first)", false, (*engine.Engine).StartProject),
 		action("stop", "Stop every container; files stay", false, (*engine.Engine).StopProject),
 		action("hibernate", "Snapshot the project and tear its environment down", false, (*engine.Engine).Hibernate),
 		action("wake", "Restore a hibernated project and start it", false, (*engine.Engine).Wake),
 		action("rm", "Remove a project (a final snapshot is kept 30 days)", true, (*engine.Engine).DeleteProject),
+		undelete,
 		describe,
 	)
 	return cmd
@@ -374,6 +387,7 @@ func containerCmd(a *app) *cobra.Command {
 	add.Flags().StringVar(&spec.Command, "command", "", "startup command (default: from TESSLATE.md)")
 	add.Flags().StringVar(&spec.GitURL, "git", "", "template repository to clone into the directory")
 	add.Flags().StringVar(&spec.GitBranch, "branch", "", "template branch")
+	add.Flags().BoolVar(&spec.MakeDir, "mkdir", false, "make the directory (empty) when the project has none of that name")
 	add.Flags().StringArrayVar(&env, "env", nil, "KEY=VALUE environment (repeatable)")
 	add.Flags().BoolVar(&service, "service", false, "a service container (a database): runs --image with a data volume of its own (docker and kubernetes modes)")
 	add.Flags().StringVar(&spec.Image, "image", "", "the image: a service's own, or an app's instead of the dev-server image")

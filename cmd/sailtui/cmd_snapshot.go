@@ -59,10 +59,11 @@ func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
 func snapshotCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
-		Short: "A project's snapshot timeline: list, create, restore, label, remove",
+		Short: "A project's snapshot timeline: list, create, restore, label, remove, undelete",
 		Long: `Each project keeps up to 5 manual snapshots, plus the hibernation and safety snapshots the
 engine takes itself. Restoring over a live project first takes a safety snapshot, so a restore
-can be undone. Removed snapshots are kept 30 days, then purged.`,
+can be undone. Removed snapshots are kept 30 days, then purged; until then snapshot undelete
+brings one back.`,
 	}
 	var all bool
 	ls := &cobra.Command{
@@ -86,9 +87,21 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
-				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), r.Label)
+				if !all {
+					fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
+					for _, r := range rows {
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), r.Label)
+					}
+				} else {
+					// Until when snapshot undelete can bring a deleted one back.
+					fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tKEPT UNTIL\tLABEL")
+					for i, r := range rows {
+						kept := "-"
+						if s := snaps[i]; s.Status == engine.SnapshotDeleted && s.Error == "" {
+							kept = s.DeletedAt.Add(engine.SnapshotRetention).UTC().Format("2006-01-02T15:04:05Z07:00")
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), kept, r.Label)
+					}
 				}
 				fmt.Fprintf(tw, "manual snapshots: %d/%d\n", manual, engine.MaxManualSnapshots)
 			})
@@ -117,18 +130,23 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	create.Flags().StringVar(&label, "label", "", "label shown in the timeline")
 
 	restore := &cobra.Command{
-		Use: "restore SLUG ID", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
-		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes",
+		Use: "restore SLUG SNAPSHOT", Short: "Restore a snapshot (a safety snapshot of the current state is taken first)", Args: cobra.ExactArgs(2),
+		Long:    "Restore a snapshot (a safety snapshot of the current state is taken first).\n\n" + snapshotArg,
+		Example: "  sailtui snapshot restore shop manual-20261129-101500-1a2b3c4d5e6f --yes\n  sailtui snapshot restore shop \"known good\" --yes\n  sailtui snapshot restore shop manual-20261129-1015 --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s", args[0], args[1])); err != nil {
+			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s (%q)", args[0], snap.ID, snap.Label)); err != nil {
 				return err
 			}
 			ctx, done := a.withProgress(cmd.Context())
-			res, err := eng.RestoreSnapshot(ctx, args[0], args[1])
+			res, err := eng.RestoreSnapshot(ctx, args[0], snap.ID)
 			done()
 			if err != nil {
 				return err
@@ -145,8 +163,9 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	restore.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
 	relabel := &cobra.Command{
-		Use: "label SLUG ID", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
-		Example: `  sailtui snapshot label shop ID --label "known good"`,
+		Use: "label SLUG SNAPSHOT --label TEXT", Short: "Change a snapshot's label", Args: cobra.ExactArgs(2),
+		Long:    "Change a snapshot's label.\n\n" + snapshotArg,
+		Example: `  sailtui snapshot label shop manual-20261129-1015 --label "known good"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
@@ -165,20 +184,25 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	relabel.Flags().StringVar(&label, "label", "", "the new label")
 
 	rm := &cobra.Command{
-		Use: "rm SLUG ID", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
-		Example: "  sailtui snapshot rm shop ID --yes",
+		Use: "rm SLUG SNAPSHOT", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
+		Long:    "Remove a snapshot (kept 30 days, then purged; snapshot undelete brings it back until then).\n\n" + snapshotArg,
+		Example: "  sailtui snapshot rm shop \"before the upgrade\" --yes",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s of %s", args[1], args[0])); err != nil {
+			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
 				return err
 			}
-			if err := eng.DeleteSnapshot(cmd.Context(), args[0], args[1]); err != nil {
+			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s (%q) of %s", snap.ID, snap.Label, args[0])); err != nil {
 				return err
 			}
-			s, err := eng.Snapshot(cmd.Context(), args[0], args[1])
+			if err := eng.DeleteSnapshot(cmd.Context(), args[0], snap.ID); err != nil {
+				return err
+			}
+			s, err := eng.Snapshot(cmd.Context(), args[0], snap.ID)
 			if err != nil {
 				return err
 			}
@@ -187,9 +211,34 @@ can be undone. Removed snapshots are kept 30 days, then purged.`,
 	}
 	rm.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
-	cmd.AddCommand(ls, create, restore, relabel, rm)
+	undelete := &cobra.Command{
+		Use: "undelete SLUG SNAPSHOT", Short: "Bring a deleted snapshot back into the timeline (within its 30 days)", Args: cobra.ExactArgs(2),
+		Long: `Bring a deleted snapshot back into the timeline, as it was: within its 30 days of retention
+(not in its last hour, which is the purge's). A manual one needs a free slot of the 5. Snapshots
+that failed have no data and cannot come back. sailtui snapshot ls --all lists deleted ones.
+
+` + snapshotArg + " Only deleted snapshots are looked at.",
+		Example: `  sailtui snapshot undelete shop "before the upgrade"`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			s, err := eng.UndeleteSnapshot(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return printSnapshot(a, cmd, s)
+		},
+	}
+
+	cmd.AddCommand(ls, create, restore, relabel, rm, undelete)
 	return cmd
 }
+
+// snapshotArg is how every command that takes a snapshot reads it (engine.ResolveSnapshot).
+const snapshotArg = `SNAPSHOT is a snapshot's ID, its label, or a prefix of its ID that only it has (as docker
+takes ID prefixes); one that names several is refused with the candidates.`
 
 func safetyRow(s engine.Snapshot) *snapshotRow {
 	if s.ID == "" {

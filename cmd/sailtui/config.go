@@ -159,36 +159,71 @@ func (c *config) validate() error {
 	return nil
 }
 
-// configCmd shows every setting, where it comes from and its value now.
+// configCmd shows every setting, its value now and where that came from.
 func configCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "config",
-		Short: "Show every setting: environment variable, flag, default and current value",
-		Args:  cobra.NoArgs,
+		Short: "Show every setting: environment variable, flag, default, value now and where it came from",
+		Long: `Show every setting: its environment variable, its flag, its default, the value sailtui runs
+with now (a default is shown as what it amounts to here, not as empty or 0) and where that value
+came from: default, env or flag. Flags win over the environment, the environment over defaults.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			type row struct {
 				Env     string `json:"env"`
 				Flag    string `json:"flag,omitempty"`
 				Default string `json:"default"`
 				Value   string `json:"value"`
+				// Source is where the value came from: default, env or flag.
+				Source  string `json:"source"`
 				Meaning string `json:"meaning"`
 			}
+			// What a start would make of the settings (the mode's default command, an absolute
+			// state directory); a bad value is reported after the table, which shows it.
+			verr := a.cfg.validate()
 			rows := make([]row, len(settings))
 			for i, s := range settings {
+				source := settingSource(cmd, a.cfg, s)
 				value := a.cfg.env[s.env]
 				if s.value != nil {
 					value = s.value(&a.cfg)
 				}
-				rows[i] = row{s.env, s.flag.shown(), s.def, value, s.meaning}
+				if source == "default" && s.def != "" && (value == "" || value == "0" || value == "0s") {
+					// The field is unset and the part that reads it applies the default.
+					value = s.def
+				}
+				rows[i] = row{s.env, s.flag.shown(), s.def, value, source, s.meaning}
 			}
-			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "ENV\tFLAG\tVALUE\tMEANING")
+			err := a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "ENV\tFLAG\tVALUE\tSOURCE\tMEANING")
 				for _, r := range rows {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Env, r.Flag, r.Value, r.Meaning)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Env, r.Flag, r.Value, r.Source, r.Meaning)
 				}
 			})
+			if err == nil && verr != nil {
+				err = fmt.Errorf("%w: %w", verr, engine.ErrBadInput)
+			}
+			return err
 		},
 	}
+}
+
+// settingSource says where a setting's value came from: its flag (when given on this command
+// line), else the environment, else the default.
+func settingSource(cmd *cobra.Command, c config, s setting) string {
+	if f := s.flag; f != nil && !f.sweep {
+		fs := cmd.Flags()
+		if f.root {
+			fs = cmd.Root().Flags()
+		}
+		if fl := fs.Lookup(f.name); fl != nil && fl.Changed {
+			return "flag"
+		}
+	}
+	if c.env[s.env] != "" {
+		return "env"
+	}
+	return "default"
 }
 
 func orDefault(v, def string) string {

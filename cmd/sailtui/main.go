@@ -38,6 +38,9 @@ func main() {
 	if errors.As(err, &ee) {
 		os.Exit(ee.code)
 	}
+	if errors.Is(err, engine.ErrReadOnly) {
+		err = fmt.Errorf("%w; %s", err, readOnlyWhy())
+	}
 	fmt.Fprintln(os.Stderr, "sailtui:", err)
 	os.Exit(exitCodeOf(err))
 }
@@ -157,6 +160,7 @@ as a Kubernetes CronJob does.`,
 		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
 		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(), doctorCmd(a),
 	)
+	explainArgs(root)
 	return root
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"os"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/backends/postgres"
 )
 
 // setting is one row of the settings table, which drives reading the environment, the flags
@@ -189,9 +193,16 @@ var settings = []setting{
 		flag:  &flagSpec{name: "database-url", usage: "PostgreSQL store (env DATABASE_URL); empty: embedded SQLite", target: func(c *config) any { return &c.DatabaseURL }},
 		parse: field(func(c *config) *string { return &c.DatabaseURL }, asIs), value: func(c *config) string { return redactDSN(c.DatabaseURL) }},
 	{env: "SAILTUI_DB_POOL_SIZE", def: "max(4, CPUs)", meaning: "PostgreSQL connections in the pool",
-		parse: field(func(c *config) *int { return &c.DBPoolSize }, intIn(1, 1000)), value: func(c *config) string { return strconv.Itoa(c.DBPoolSize) }},
+		parse: field(func(c *config) *int { return &c.DBPoolSize }, intIn(1, 1000)), value: func(c *config) string {
+			if c.DBPoolSize == 0 {
+				return strconv.Itoa(max(4, runtime.NumCPU())) // pgxpool's default, unless the DSN sets pool_max_conns
+			}
+			return strconv.Itoa(c.DBPoolSize)
+		}},
 	{env: "SAILTUI_DB_STATEMENT_TIMEOUT", def: "30s", meaning: "PostgreSQL statement_timeout of every connection",
-		parse: field(func(c *config) *time.Duration { return &c.DBStatementTimeout }, positive("30s")), value: func(c *config) string { return c.DBStatementTimeout.String() }},
+		parse: field(func(c *config) *time.Duration { return &c.DBStatementTimeout }, positive("30s")), value: func(c *config) string {
+			return cmp.Or(c.DBStatementTimeout, postgres.DefaultStatementTimeout).String()
+		}},
 	// The S3 settings are read by the S3 object store itself (s3.ConfigFromEnv), with the
 	// standard AWS_* chain they belong to.
 	{env: "S3_BUCKET_NAME", def: "", meaning: "keep snapshot archives in this S3 bucket (else in the state directory)"},
@@ -216,7 +227,15 @@ var settings = []setting{
 		parse: field(func(c *config) *string { return &c.DockerNetworkPrefix }, asIs),
 		value: func(c *config) string { return orDefault(c.DockerNetworkPrefix, docker.DefaultNetworkPrefix) }},
 	{env: "SAILTUI_DOCKER_USER", def: "1000:1000 (as root), else your uid:gid", meaning: "docker mode: the non-root uid:gid containers run as",
-		parse: field(func(c *config) *string { return &c.DockerUser }, asIs), value: func(c *config) string { return c.DockerUser }},
+		parse: field(func(c *config) *string { return &c.DockerUser }, asIs), value: func(c *config) string {
+			if c.DockerUser != "" {
+				return c.DockerUser
+			}
+			if os.Getuid() == 0 {
+				return "1000:1000"
+			}
+			return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+		}},
 	{env: "SAILTUI_TRAEFIK_CONTAINER", def: "", meaning: "docker mode: the Traefik container, connected to every project network",
 		parse: field(func(c *config) *string { return &c.TraefikContainer }, asIs), value: func(c *config) string { return c.TraefikContainer }},
 	{env: "SAILTUI_DOCKER_LABELS", def: "", meaning: "docker mode: more labels for every container, network and volume, as key=value,key=value",
@@ -264,7 +283,7 @@ var settings = []setting{
 		parse: field(func(c *config) *string { return &c.Kube.IngressNamespace }, asIs)},
 	{env: "K8S_PLATFORM_NAMESPACE", def: "tesslate", meaning: "kubernetes mode: namespace of the platform (allowed in by the NetworkPolicy)",
 		parse: field(func(c *config) *string { return &c.Kube.PlatformNamespace }, asIs)},
-	{env: "K8S_SWEEPER_SERVICE_ACCOUNT", def: defaultSweeper, meaning: "kubernetes mode: namespace/name bound in each project namespace for the headless sweeps (\"-\": none)",
+	{env: "K8S_SWEEPER_SERVICE_ACCOUNT", def: defaultSweeper, value: func(c *config) string { return cmp.Or(c.Kube.Sweeper, "-") }, meaning: "kubernetes mode: namespace/name bound in each project namespace for the headless sweeps (\"-\": none)",
 		parse: field(func(c *config) *string { return &c.Kube.Sweeper }, func(v string) (string, error) {
 			if v == "-" {
 				return "", nil
@@ -272,7 +291,10 @@ var settings = []setting{
 			return v, kubernetes.CheckSweeper(v)
 		})},
 	{env: "K8S_FILE_MANAGER_IMAGE", def: "DEVSERVER_IMAGE", meaning: "kubernetes mode: image of the file-manager pod",
-		parse: field(func(c *config) *string { return &c.Kube.FileManagerImage }, asIs)},
+		parse: field(func(c *config) *string { return &c.Kube.FileManagerImage }, asIs),
+		value: func(c *config) string {
+			return cmp.Or(c.Kube.FileManagerImage, c.DevserverImage, docker.DefaultImage)
+		}},
 }
 
 // defaultSweeper is the service account the manifests create for the headless sweeps.

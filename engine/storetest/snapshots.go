@@ -15,6 +15,7 @@ var snapshotTests = []test{
 	{"ManualSnapshotLimit", testManualSnapshotLimit},
 	{"ListSnapshotsFilters", testListSnapshotsFilters},
 	{"DeleteSnapshotRecord", testDeleteSnapshotRecord},
+	{"UndeleteSnapshot", testUndeleteSnapshot},
 }
 
 func newSnapshot(p engine.Project, typ engine.SnapshotType, label string, created time.Time) engine.Snapshot {
@@ -185,4 +186,51 @@ func testDeleteSnapshotRecord(t *testing.T, s engine.Store) {
 	got, err := s.ListSnapshots(t.Context(), engine.SnapshotFilter{ProjectID: p.ID, IncludeDeleted: true})
 	noErr(t, "ListSnapshots", err)
 	checkIDs(t, "snapshots after purge", sortedIDs(got, snapshotID), sorted(keep.ID))
+}
+
+// A soft-deleted snapshot comes back as ready within retention; a manual one only when the
+// timeline has room (invariant 5, in the same transaction); a failed one, one not deleted and
+// one past retention never.
+func testUndeleteSnapshot(t *testing.T, s engine.Store) {
+	p := createActive(t, s, "undo", t0)
+	cutoff := t0.Add(-30 * 24 * time.Hour)
+	var manual []engine.Snapshot
+	for i := range engine.MaxManualSnapshots {
+		manual = append(manual, insert(t, s, newSnapshot(p, engine.SnapshotManual, fmt.Sprintf("m%d", i), t0)))
+	}
+	gone := softDeleteSnapshot(t, s, manual[0], t0)
+	insert(t, s, newSnapshot(p, engine.SnapshotManual, "took the slot", t0))
+	_, err := s.UndeleteSnapshot(t.Context(), gone.ID, cutoff, engine.MaxManualSnapshots)
+	wantErr(t, "undelete into a full timeline", err, engine.ErrTimelineFull)
+	if got, _ := s.GetSnapshot(t.Context(), gone.ID); got.Status != engine.SnapshotDeleted {
+		t.Errorf("a refused undelete changed the snapshot: %+v", got)
+	}
+
+	softDeleteSnapshot(t, s, manual[1], t0)
+	back, err := s.UndeleteSnapshot(t.Context(), gone.ID, cutoff, engine.MaxManualSnapshots)
+	noErr(t, "UndeleteSnapshot", err)
+	want := manual[0]
+	checkSnapshot(t, "undeleted snapshot (returned)", back, want)
+	got, err := s.GetSnapshot(t.Context(), gone.ID)
+	noErr(t, "GetSnapshot", err)
+	checkSnapshot(t, "undeleted snapshot (stored)", got, want)
+
+	_, err = s.UndeleteSnapshot(t.Context(), gone.ID, cutoff, engine.MaxManualSnapshots)
+	wantErr(t, "undelete of a snapshot that is not deleted", err, engine.ErrConflict)
+	_, err = s.UndeleteSnapshot(t.Context(), newID(), cutoff, engine.MaxManualSnapshots)
+	wantErr(t, "undelete of a missing snapshot", err, engine.ErrNotFound)
+
+	// Engine snapshots are not counted; one deleted at or before the cutoff is the purge's.
+	old := softDeleteSnapshot(t, s, insert(t, s, newSnapshot(p, engine.SnapshotHibernation, "old", t0)), cutoff)
+	_, err = s.UndeleteSnapshot(t.Context(), old.ID, cutoff, engine.MaxManualSnapshots)
+	wantErr(t, "undelete past retention", err, engine.ErrConflict)
+	hib := softDeleteSnapshot(t, s, insert(t, s, newSnapshot(p, engine.SnapshotHibernation, "hib", t0)), t0)
+	_, err = s.UndeleteSnapshot(t.Context(), hib.ID, cutoff, engine.MaxManualSnapshots)
+	noErr(t, "undelete a hibernation snapshot beside a full timeline", err)
+
+	failed := newSnapshot(p, engine.SnapshotSafety, "failed", t0)
+	failed.Status, failed.Error, failed.DeletedAt = engine.SnapshotDeleted, "upload failed", t0
+	insert(t, s, failed)
+	_, err = s.UndeleteSnapshot(t.Context(), failed.ID, cutoff, engine.MaxManualSnapshots)
+	wantErr(t, "undelete of a failed snapshot", err, engine.ErrConflict)
 }

@@ -81,6 +81,21 @@ func TimelineFull(slug string, n, maxManual int) error {
 		engine.ErrTimelineFull, slug, n, maxManual, slug)
 }
 
+// Undeletable says why snap cannot be undeleted (nil when it can): it must be soft-deleted
+// after deletedAfter, and not a failed attempt (whose data was removed when it failed).
+func Undeletable(snap engine.Snapshot, deletedAfter time.Time) error {
+	switch {
+	case snap.Status != engine.SnapshotDeleted:
+		return fmt.Errorf("%w: snapshot %s is %s, not deleted", engine.ErrConflict, snap.ID, snap.Status)
+	case snap.Error != "":
+		return fmt.Errorf("%w: snapshot %s failed (%s) and has no data to bring back", engine.ErrConflict, snap.ID, snap.Error)
+	case !snap.DeletedAt.After(deletedAfter):
+		return fmt.Errorf("%w: snapshot %s was deleted %s, past its retention: the purge may already be removing it",
+			engine.ErrConflict, snap.ID, snap.DeletedAt.UTC().Format(time.RFC3339))
+	}
+	return nil
+}
+
 // Lock checks the arguments of TryLock.
 func Lock(name, owner string, ttl time.Duration) error {
 	if name == "" || owner == "" || ttl <= 0 {
