@@ -585,7 +585,12 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 	s := ins.State
 	switch {
 	case s.Restarting:
-		st.State = engine.ContainerStarting
+		// Between two runs of a command that keeps exiting: the restart policy (which is
+		// there for daemon restarts) starts it again after a growing delay. What is true now
+		// is that it exited, with this code, and is not serving.
+		st.State = engine.ContainerExited
+		st.ExitCode = s.ExitCode
+		st.Detail = fmt.Sprintf("exit %d, restarting (%d restarts so far)", s.ExitCode, ins.RestartCount)
 	case s.Running && !s.Paused:
 		st.State = engine.ContainerRunning
 		st.PID = s.Pid
