@@ -54,6 +54,15 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 			}
 		}
 	}
+	if pf, ok := e.volumes.(Preflighter); ok && !o.resumed {
+		// A resumed hibernation has stopped the containers already, and may be past its
+		// snapshot: it goes on, whatever a check would say now.
+		progress(Progress{Phase: "preflight"})
+		if err := pf.Preflight(ctx, p); err != nil {
+			err = fmt.Errorf("hibernate %s: nothing was stopped: %w", p.Slug, err)
+			return o.finish(ctx, Release{To: StatusActive, Reason: err.Error()}, OpRolledBack, err)
+		}
+	}
 	progress(Progress{Phase: "stop"})
 	if err := e.runtime.StopProject(ctx, p, cs); err != nil {
 		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: stop containers: %w", p.Slug, err))
