@@ -86,6 +86,10 @@ type Options struct {
 	// DATABASE_URL and the AWS credentials, and its values never appear in the manifests.
 	ConfigMap string
 	Secret    string
+	// NamespacePrefix is K8S_NAMESPACE_PREFIX of the runtime that creates the projects
+	// ("proj-"): the admission policy lets the sweeper change the snapshot contents of
+	// VolumeSnapshots in namespaces so named.
+	NamespacePrefix string
 }
 
 func (o Options) withDefaults() Options {
@@ -101,6 +105,9 @@ func (o Options) withDefaults() Options {
 	if o.Secret == "" {
 		o.Secret = DefaultSecret
 	}
+	if o.NamespacePrefix == "" {
+		o.NamespacePrefix = "proj-"
+	}
 	return o
 }
 
@@ -115,6 +122,9 @@ func (o Options) validate() error {
 		if len(errs) > 0 {
 			return fmt.Errorf("%s %q: %s: %w", f.what, f.v, strings.Join(errs, "; "), engine.ErrBadInput)
 		}
+	}
+	if errs := validation.IsDNS1123Label(o.NamespacePrefix + "x"); len(errs) > 0 {
+		return fmt.Errorf("namespace prefix %q: want the start of a DNS label: %w", o.NamespacePrefix, engine.ErrBadInput)
 	}
 	if strings.ContainsAny(o.Image, " \t\n") {
 		return fmt.Errorf("image %q: no spaces allowed: %w", o.Image, engine.ErrBadInput)
@@ -133,7 +143,8 @@ func labels(component string) map[string]string {
 }
 
 // Objects returns the manifests in apply order: Namespace, ServiceAccount, the cluster role
-// and its binding, the per-project role (bound in each project namespace by the runtime, see
+// and its binding, the admission policy that narrows that role to sailtui's own objects and its
+// binding, the per-project role (bound in each project namespace by the runtime, see
 // ProjectRoleBinding; never cluster-wide), and the two CronJobs.
 func Objects(o Options) ([]runtime.Object, error) {
 	o = o.withDefaults()
@@ -180,7 +191,8 @@ func Objects(o Options) ([]runtime.Object, error) {
 	purge := cronJob(o, "sailtui-purge", "purge", PurgeSchedule, PurgeTimeZone, PurgeSweepDeadline,
 		PurgeStartingDeadline, PurgeActiveDeadline, 2,
 		resources("50m", "128Mi", "500m", "512Mi"))
-	return []runtime.Object{ns, sa, clusterRole, clusterBinding, projectRole, hibernate, purge}, nil
+	policy, policyBinding := sweeperPolicy(o)
+	return []runtime.Object{ns, sa, clusterRole, clusterBinding, policy, policyBinding, projectRole, hibernate, purge}, nil
 }
 
 // ProjectRoleBinding is the RoleBinding the runtime creates in every project namespace: it

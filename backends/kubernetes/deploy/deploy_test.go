@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -124,11 +125,21 @@ func TestManifestsContent(t *testing.T) {
 					t.Errorf("cluster role binding %s: %+v %+v", x.Name, x.RoleRef, x.Subjects)
 				}
 			case *batchv1.CronJob:
+			case *admissionv1.ValidatingAdmissionPolicy:
+				if x.Name != deploy.SweeperPolicy || len(x.Spec.MatchConditions) != 1 ||
+					!strings.Contains(x.Spec.MatchConditions[0].Expression, "system:serviceaccount:"+kubernetes.SweeperNamespace+":"+kubernetes.SweeperServiceAccount) {
+					t.Errorf("admission policy %s matches %+v, want the sweeper's requests only", x.Name, x.Spec.MatchConditions)
+				}
+			case *admissionv1.ValidatingAdmissionPolicyBinding:
+				if x.Spec.PolicyName != deploy.SweeperPolicy || !slices.Equal(x.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+					t.Errorf("admission policy binding %+v", x.Spec)
+				}
 			default:
 				t.Errorf("unexpected object %T", obj)
 			}
 		}
-		if want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, "CronJob": 2}; !reflect.DeepEqual(kinds, want) {
+		if want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, "CronJob": 2,
+			"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1}; !reflect.DeepEqual(kinds, want) {
 			t.Errorf("objects %v, want %v", kinds, want)
 		}
 		// pods/exec only in the project role, and only for the S3 sandwich.
