@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -251,4 +252,56 @@ func waitState(t *testing.T, c *cli, slug, ctr, state string) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// unservedSnapshotClass makes a VolumeSnapshotClass of a driver no snapshotter on the node
+// serves: its snapshots stay pending, readiness held back for as long as a test needs.
+func unservedSnapshotClass(t *testing.T, n *k8stest.Node) string {
+	t.Helper()
+	name := "sailtui-test-unserved-" + randSuffix(t)
+	class := &snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Driver: "unserved.sailtui.invalid", DeletionPolicy: snapv1.VolumeSnapshotContentDelete}
+	if _, err := n.Snapshots.SnapshotV1().VolumeSnapshotClasses().Create(t.Context(), class, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create VolumeSnapshotClass %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		_ = n.Snapshots.SnapshotV1().VolumeSnapshotClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	return name
+}
+
+// A resumed hibernation that times out restarts the dev Deployments (issue 20, item 9): the
+// hibernation is killed while it waits for a snapshot that is held back, and the sweep that
+// takes it over waits a short timeout out; the project is then active with its container
+// running again, as after a hibernation that timed out without a crash.
+func TestKubernetesNodeResumedHibernationTimeoutRestarts(t *testing.T) {
+	t.Parallel()
+	c, n := nodeCLI(t, "")
+	ctx := t.Context()
+	c.env = append(c.env, "K8S_SNAPSHOT_CLASS="+unservedSnapshotClass(t, n))
+	slug := "resume-" + randSuffix(t)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "web", "--dir", "web", "--port", "8080", "--command", `exec sailtui devserver --port "$PORT"`)
+	c.ok("project", "start", slug)
+	waitState(t, c, slug, "web", "running")
+
+	c.crash("hibernate:snapshot-written", "project", "hibernate", slug)
+	p, _ := c.stored(slug)
+	ns := "proj-" + p.ID
+	if d, err := n.Client.AppsV1().Deployments(ns).Get(ctx, "dev-web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 0 {
+		t.Fatalf("after the kill mid-wait: dev-web %v, want it scaled to 0 by the hibernation", err)
+	}
+	// A long idle timeout: the sweep selects nothing idle, it only takes the interrupted
+	// hibernation over (whose snapshot is still held back).
+	r := c.runIn(nil, []string{"K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=3"}, "sweep", "hibernate", "--idle", "24h")
+	t.Logf("sweep: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	p, _ = c.stored(slug)
+	if p.Status != "active" || p.OpID != "" {
+		t.Fatalf("after the resumed hibernation timed out: %s (op %s), want active", p.Status, p.OpKind)
+	}
+	d, err := n.Client.AppsV1().Deployments(ns).Get(ctx, "dev-web", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 1 {
+		t.Fatalf("after the resumed hibernation timed out: dev-web %v, want replicas 1", err)
+	}
+	waitState(t, c, slug, "web", "running")
 }
