@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -302,6 +306,66 @@ func TestKubernetesNodeResumedHibernationTimeoutRestarts(t *testing.T) {
 	d, err := n.Client.AppsV1().Deployments(ns).Get(ctx, "dev-web", metav1.GetOptions{})
 	if err != nil || *d.Spec.Replicas != 1 {
 		t.Fatalf("after the resumed hibernation timed out: dev-web %v, want replicas 1", err)
+	}
+	waitState(t, c, slug, "web", "running")
+}
+
+// SIGTERM cuts a snapshot wait short (issue 20, item 10): a headless hibernation sweep waiting
+// for a snapshot that is not getting ready, with the default 300 s timeout, is told to stop as
+// a CronJob's deadline or a node drain tells it; it hands the project back (active, its
+// container running, reported deferred) and exits well inside the pod's grace period.
+func TestKubernetesNodeSIGTERMCutsSnapshotWait(t *testing.T) {
+	t.Parallel()
+	c, n := nodeCLI(t, "")
+	ctx := t.Context()
+	c.env = append(c.env, "K8S_SNAPSHOT_CLASS="+unservedSnapshotClass(t, n), "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=300")
+	slug := "sigterm-" + randSuffix(t)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "web", "--dir", "web", "--port", "8080", "--command", `exec sailtui devserver --port "$PORT"`)
+	c.ok("project", "start", slug)
+	waitState(t, c, slug, "web", "running")
+	p, _ := c.stored(slug)
+	ns := "proj-" + p.ID
+
+	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "--headless", "--sweep=hibernate", "--idle", "1ns")
+	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1"), c.env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	must(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		list, err := n.Snapshots.SnapshotV1().VolumeSnapshots(ns).List(ctx, metav1.ListOptions{})
+		if err == nil && len(list.Items) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the sweep made no VolumeSnapshot within 90 s:\n%s", stderr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // well into the wait
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the sweep told to stop mid-wait: %v, want exit 0 (nothing failed)\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the sweep still runs 60 s after SIGTERM: its snapshot wait was not cut short\n%s", stderr.String())
+	}
+	sums := summaries(t, stdout.String())
+	if len(sums) != 1 || len(sums[0].Deferred) != 1 || sums[0].Deferred[0].Slug != slug || len(sums[0].Failed) != 0 {
+		t.Errorf("summary %+v: want %s deferred, nothing failed", sums, slug)
+	}
+	p, _ = c.stored(slug)
+	if p.Status != "active" || p.OpID != "" {
+		t.Fatalf("after the stopped sweep: %s (op %s), want active", p.Status, p.OpKind)
+	}
+	if d, err := n.Client.AppsV1().Deployments(ns).Get(ctx, "dev-web", metav1.GetOptions{}); err != nil || *d.Spec.Replicas != 1 {
+		t.Fatalf("after the stopped sweep: dev-web %v, want replicas 1", err)
 	}
 	waitState(t, c, slug, "web", "running")
 }

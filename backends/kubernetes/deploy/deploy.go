@@ -49,10 +49,16 @@ const (
 // hangs anyway: below the global sweep lock's TTL (engine.DefaultSweepLockTTL, 3 min), so a
 // hung run is stopped before the lock it holds could even expire, and 70 s past the sweep's own
 // deadline, so the projects in flight when it stopped claiming usually finish first. When it
-// fires, the pod gets SIGTERM (as in a node drain): sailtui stops claiming, lets in-flight steps
-// reach a journaled point within terminationGracePeriodSeconds, and exits; a step still running
-// after that (a snapshot slow to become ready) is killed, and the next run resumes it from the
-// journal, reusing the snapshot it made.
+// fires, the pod gets SIGTERM (as in a node drain): sailtui stops claiming, cuts the waits of
+// the projects in flight short (a snapshot not ready yet: the project is handed back with its
+// containers running, reported deferred), lets in-flight steps reach a journaled point within
+// terminationGracePeriodSeconds, and exits; a step still running after that is killed, and the
+// next run resumes it from the journal, reusing the snapshot it made.
+//
+// The waits themselves fit the slot too: the hibernation CronJob sets
+// K8S_SNAPSHOT_READY_TIMEOUT_SECONDS to HibernateSnapshotReadyTimeout in its env (which wins
+// over the ConfigMap's), so a project claimed just before the sweep's deadline has had its
+// snapshot wait run out, and been handed back running, before activeDeadlineSeconds.
 //
 // The purge is daily and deletes one expired snapshot at a time, each a single object or API
 // deletion: it gets an hour, stops claiming after 50 minutes, and may start up to an hour late
@@ -64,8 +70,13 @@ const (
 	PurgeSweepDeadline        = 50 * time.Minute
 	PurgeActiveDeadline       = time.Hour
 	PurgeStartingDeadline     = time.Hour
-	// TerminationGrace is what in-flight steps get after SIGTERM: one snapshot to become
-	// ready, or one archive to finish streaming and be read back.
+	// HibernateSnapshotReadyTimeout bounds a hibernation sweep's wait for a snapshot to be
+	// readyToUse: HibernateSweepDeadline plus this wait leaves HibernateActiveDeadline 25 s
+	// for stopping the containers first and tearing down after.
+	HibernateSnapshotReadyTimeout = 45 * time.Second
+	// TerminationGrace is what in-flight steps get after SIGTERM: their waits are cut short,
+	// so what is left is handing projects back, a teardown, or one archive to finish
+	// streaming and be read back.
 	TerminationGrace = 120 * time.Second
 )
 
@@ -187,7 +198,10 @@ func Objects(o Options) ([]runtime.Object, error) {
 	}
 	hibernate := cronJob(o, "sailtui-hibernate", "hibernate", HibernateSchedule, "", HibernateSweepDeadline,
 		HibernateStartingDeadline, HibernateActiveDeadline, 0,
-		resources("100m", "256Mi", "1", "1Gi"))
+		resources("100m", "256Mi", "1", "1Gi"),
+		// Fitted to the job's deadlines (see HibernateSnapshotReadyTimeout), whatever the
+		// ConfigMap says for the consoles.
+		corev1.EnvVar{Name: "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS", Value: fmt.Sprint(int64(HibernateSnapshotReadyTimeout / time.Second))})
 	purge := cronJob(o, "sailtui-purge", "purge", PurgeSchedule, PurgeTimeZone, PurgeSweepDeadline,
 		PurgeStartingDeadline, PurgeActiveDeadline, 2,
 		resources("50m", "128Mi", "500m", "512Mi"))
@@ -209,7 +223,7 @@ func saSubject(namespace, name string) rbacv1.Subject {
 }
 
 func cronJob(o Options, name, sweep, schedule, tz string, sweepDeadline, starting, active time.Duration,
-	backoff int32, res corev1.ResourceRequirements) *batchv1.CronJob {
+	backoff int32, res corev1.ResourceRequirements, env ...corev1.EnvVar) *batchv1.CronJob {
 	lbl := merge(labels("sweeper"), map[string]string{"sailtui.io/sweep": sweep})
 	var timeZone *string
 	if tz != "" {
@@ -233,12 +247,12 @@ func cronJob(o Options, name, sweep, schedule, tz string, sweepDeadline, startin
 			Image:           o.Image,
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            []string{"--headless", "--sweep=" + sweep, fmt.Sprintf("--deadline=%ds", int64(sweepDeadline/time.Second))},
-			Env: []corev1.EnvVar{
+			Env: append([]corev1.EnvVar{
 				{Name: "DEPLOYMENT_MODE", Value: "kubernetes"},
 				// The root filesystem is read-only; the state directory is scratch space.
 				{Name: "SAILTUI_STATE_DIR", Value: "/var/lib/sailtui"},
 				{Name: "TMPDIR", Value: "/tmp"},
-			},
+			}, env...),
 			EnvFrom: []corev1.EnvFromSource{
 				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMap}}},
 				{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.Secret}}},

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -240,6 +241,27 @@ func TestHibernateDeadlines(t *testing.T) {
 	if deploy.HibernateActiveDeadline >= engine.DefaultSweepLockTTL || deploy.HibernateActiveDeadline <= deploy.HibernateSweepDeadline {
 		t.Errorf("active deadline %v: want between the sweep's deadline %v and the lock TTL %v",
 			deploy.HibernateActiveDeadline, deploy.HibernateSweepDeadline, engine.DefaultSweepLockTTL)
+	}
+	// The waits fit too (issue 20, item 10): a project claimed at the sweep's deadline has had
+	// its snapshot wait run out before the job's deadline, with time left to stop and tear down.
+	y, err := deploy.YAML(deploy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj := cronJobs(parseYAML(t, y))["hibernate"]
+	var ready time.Duration
+	for _, e := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS" {
+			n, err := strconv.Atoi(e.Value)
+			if err != nil {
+				t.Fatalf("K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=%q: %v", e.Value, err)
+			}
+			ready = time.Duration(n) * time.Second
+		}
+	}
+	if ready <= 0 || deploy.HibernateSweepDeadline+ready+20*time.Second > deploy.HibernateActiveDeadline {
+		t.Errorf("the hibernation CronJob waits %v for a snapshot (K8S_SNAPSHOT_READY_TIMEOUT_SECONDS in its env; 0: unset, the default 300 s): "+
+			"with the sweep's deadline %v that is not 20 s inside its active deadline %v", ready, deploy.HibernateSweepDeadline, deploy.HibernateActiveDeadline)
 	}
 	if deploy.PurgeSweepDeadline >= deploy.PurgeActiveDeadline {
 		t.Errorf("purge: sweep deadline %v past the job's %v", deploy.PurgeSweepDeadline, deploy.PurgeActiveDeadline)
