@@ -101,7 +101,14 @@ type Options struct {
 	// ("proj-"): the admission policy lets the sweeper change the snapshot contents of
 	// VolumeSnapshots in namespaces so named.
 	NamespacePrefix string
+	// TLSSecret, "namespace/name", is the wildcard TLS secret the runtime copies into project
+	// namespaces (K8S_COPY_TLS_SECRET_FROM): a Role there reads that one secret
+	// (TLSSourceRole), for whoever creates projects to be bound to. "" adds none.
+	TLSSecret string
 }
+
+// TLSSourceRole names the Role that reads the wildcard TLS secret in its namespace.
+const TLSSourceRole = "sailtui-tls-source"
 
 func (o Options) withDefaults() Options {
 	if o.Namespace == "" {
@@ -136,6 +143,12 @@ func (o Options) validate() error {
 	}
 	if errs := validation.IsDNS1123Label(o.NamespacePrefix + "x"); len(errs) > 0 {
 		return fmt.Errorf("namespace prefix %q: want the start of a DNS label: %w", o.NamespacePrefix, engine.ErrBadInput)
+	}
+	if o.TLSSecret != "" {
+		ns, name, ok := strings.Cut(o.TLSSecret, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return fmt.Errorf("TLS secret %q: want namespace/name: %w", o.TLSSecret, engine.ErrBadInput)
+		}
 	}
 	if strings.ContainsAny(o.Image, " \t\n") {
 		return fmt.Errorf("image %q: no spaces allowed: %w", o.Image, engine.ErrBadInput)
@@ -206,7 +219,18 @@ func Objects(o Options) ([]runtime.Object, error) {
 		PurgeStartingDeadline, PurgeActiveDeadline, 2,
 		resources("50m", "128Mi", "500m", "512Mi"))
 	policy, policyBinding := sweeperPolicy(o)
-	return []runtime.Object{ns, sa, clusterRole, clusterBinding, policy, policyBinding, projectRole, hibernate, purge}, nil
+	objs := []runtime.Object{ns, sa, clusterRole, clusterBinding, policy, policyBinding, projectRole, hibernate, purge}
+	if o.TLSSecret != "" {
+		tlsNS, name, _ := strings.Cut(o.TLSSecret, "/")
+		objs = append(objs, &rbacv1.Role{
+			TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: TLSSourceRole, Namespace: tlsNS, Labels: labels("projects"), Annotations: map[string]string{
+				"sailtui.io/bound-by": "a RoleBinding here for whoever creates projects with K8S_COPY_TLS_SECRET_FROM=" + tlsNS + "; the sweeper needs none",
+			}},
+			Rules: kubernetes.TLSSourceRules(name),
+		})
+	}
+	return objs, nil
 }
 
 // ProjectRoleBinding is the RoleBinding the runtime creates in every project namespace: it

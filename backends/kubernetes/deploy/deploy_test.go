@@ -268,6 +268,28 @@ func TestHibernateDeadlines(t *testing.T) {
 	}
 }
 
+// With a TLS secret to copy, the manifests add a Role in its namespace that reads that one
+// secret, by resourceNames (issue 20, item 14).
+func TestManifestsTLSSourceRole(t *testing.T) {
+	objs, err := deploy.Objects(deploy.Options{TLSSecret: "ingress-nginx/wildcard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []*rbacv1.Role
+	for _, o := range objs {
+		if r, ok := o.(*rbacv1.Role); ok {
+			roles = append(roles, r)
+		}
+	}
+	if len(roles) != 1 || roles[0].Name != deploy.TLSSourceRole || roles[0].Namespace != "ingress-nginx" ||
+		!reflect.DeepEqual(roles[0].Rules, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"wildcard"}, Verbs: []string{"get"}}}) {
+		t.Fatalf("TLS source role: %+v", roles)
+	}
+	if _, err := deploy.Objects(deploy.Options{TLSSecret: "no-slash"}); err == nil {
+		t.Error("a TLS secret without its namespace is accepted")
+	}
+}
+
 // Options are names the cluster will check anyway; bad ones are refused up front.
 func TestOptionsValidated(t *testing.T) {
 	for _, o := range []deploy.Options{
