@@ -167,7 +167,8 @@ func (e *Engine) checkStuck(ctx context.Context, p Project, fix bool) (Finding, 
 // checkStorage reports an active project whose storage is gone; its newest ready snapshot, if
 // any, is its way back.
 func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding, bool) {
-	if p.Status != StatusActive || p.OpID != "" {
+	// A failed project with a hibernation snapshot is safe in it (a wake restores it).
+	if p.OpID != "" || (p.Status != StatusActive && (p.Status != StatusFailed || p.HibernationSnapshot != "")) {
 		return Finding{}, false
 	}
 	ok, err := e.runtime.ProjectExists(ctx, p)
@@ -178,18 +179,19 @@ func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding
 	if ok {
 		return Finding{}, false
 	}
-	f := Finding{Check: "storage", Project: p.Slug, Detail: "active, but its storage is gone"}
-	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
+	f := Finding{Check: "storage", Project: p.Slug, Detail: string(p.Status) + ", but its storage is gone"}
+	if made, err := e.environmentMade(ctx, p.ID); err != nil {
+		f.Error = err.Error()
+		return f, true
+	} else if !made {
+		f.Detail = string(p.Status) + ": its environment was never made (its creation failed)"
+		f.Fix = "sailtui project start " + p.Slug + " makes it"
+		return f, true
+	}
+	wake, err := e.newestRestorable(ctx, p)
 	if err != nil {
 		f.Error = err.Error()
 		return f, true
-	}
-	var wake *Snapshot
-	for _, s := range newestFirst(snaps) {
-		if s.Status == SnapshotReady && (s.Type == SnapshotHibernation || s.Type == SnapshotSafety || s.Type == SnapshotManual) {
-			wake = &s
-			break
-		}
 	}
 	if wake == nil {
 		f.Fix = "no ready snapshot to restore from: recreate the project's files, or remove it (sailtui project rm " + p.Slug + " --yes)"
@@ -208,20 +210,34 @@ func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding
 	return f, true
 }
 
-// markHibernated records that p, active without storage, is hibernated from snapshot id.
+// newestRestorable is p's newest ready snapshot that holds its tree (nil when it has none).
+func (e *Engine) newestRestorable(ctx context.Context, p Project) (*Snapshot, error) {
+	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range newestFirst(snaps) {
+		if s.Status == SnapshotReady && (s.Type == SnapshotHibernation || s.Type == SnapshotSafety || s.Type == SnapshotManual) {
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
+
+// markHibernated records that p, active (or failed) without storage, is hibernated from snapshot id.
 func (e *Engine) markHibernated(ctx context.Context, p Project, id string) error {
-	// Held as active: if this process dies here, the project is left as it was.
-	o, err := e.claim(ctx, p, OpRepair, []ProjectStatus{StatusActive}, StatusActive, Claim{})
+	// Held in its status: if this process dies here, the project is left as it was.
+	o, err := e.claim(ctx, p, OpRepair, []ProjectStatus{p.Status}, p.Status, Claim{})
 	if err != nil {
 		return err
 	}
 	// Checked again under the hold: the storage may have come back meanwhile.
 	ok, err := e.runtime.ProjectExists(ctx, p)
 	if err == nil && ok {
-		err = fmt.Errorf("storage of %s is back; left active", p.Slug)
+		err = fmt.Errorf("storage of %s is back; left %s", p.Slug, p.Status)
 	}
 	if err != nil {
-		_, ferr := o.finish(ctx, Release{To: StatusActive}, OpRolledBack, nil)
+		_, ferr := o.finish(ctx, Release{To: p.Status, Reason: p.StatusReason}, OpRolledBack, nil)
 		return errors.Join(err, ferr)
 	}
 	_, err = o.finish(ctx, Release{To: StatusHibernated, Reason: "doctor: storage was missing; wake restores " + id,

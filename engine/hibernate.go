@@ -45,13 +45,29 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	if err != nil {
 		return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("hibernate %s: list containers: %w", p.Slug, err))
 	}
+	// running are the containers a hibernation that does not go on starts again.
 	var running []Container
-	if !o.resumed {
+	if o.resumed {
+		// What ran before the hibernation went with the process that stopped it: put back as a
+		// wake would have woken it, every container started. Otherwise a resumed hibernation
+		// that cannot finish (a snapshot that is not ready in time) would leave the project
+		// active with nothing running.
+		running = cs
+	} else {
 		for _, c := range cs {
 			// A container still starting was meant to run as much as a running one.
 			if st, err := e.runtime.ContainerStatus(ctx, p, c); err == nil && (st.State == ContainerRunning || st.State == ContainerStarting) {
 				running = append(running, c)
 			}
+		}
+	}
+	if pf, ok := e.volumes.(Preflighter); ok && !o.resumed {
+		// A resumed hibernation has stopped the containers already, and may be past its
+		// snapshot: it goes on, whatever a check would say now.
+		progress(Progress{Phase: "preflight"})
+		if err := pf.Preflight(ctx, p); err != nil {
+			err = fmt.Errorf("hibernate %s: nothing was stopped: %w", p.Slug, err)
+			return o.finish(ctx, Release{To: StatusActive, Reason: err.Error()}, OpRolledBack, err)
 		}
 	}
 	progress(Progress{Phase: "stop"})

@@ -304,3 +304,11 @@ func (SystemClock) Now() time.Time { return time.Now().UTC() }
 
 // ProgressFunc receives progress reports; it must be quick and safe for concurrent use.
 type ProgressFunc func(Progress)
+
+// Preflighter is offered by Volumes that can tell, before a hibernation touches a project,
+// whether a snapshot of it can be taken at all (kubernetes: the snapshot class exists and is
+// of the volume's driver, the rights are there). A hibernation that would fail on it is refused
+// with nothing stopped, instead of after the containers were stopped and a timeout waited out.
+type Preflighter interface {
+	Preflight(ctx context.Context, p Project) error
+}

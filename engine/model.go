@@ -321,6 +321,9 @@ type ExecRequest struct {
 	MaxOutput int
 }
 
+// envNotCreated is the reason of a project whose creation could not make its environment.
+const envNotCreated = "environment could not be created"
+
 // NextStep is what moves a failed project on, as the command to run, for every place that
 // shows a failed project ("" for any other state): the reason says what went wrong, this says
 // what to do about it.
@@ -335,6 +338,9 @@ func NextStep(p Project) string {
 			p.Slug, p.Slug)
 	case strings.Contains(p.StatusReason, "delete") || strings.Contains(p.StatusReason, "retire"):
 		return fmt.Sprintf("sailtui project rm %s --yes tries the removal again", p.Slug)
+	case p.StatusReason == envNotCreated:
+		// Nothing was lost: a start makes the environment.
+		return fmt.Sprintf("sailtui project start %s creates its environment and starts it", p.Slug)
 	case strings.Contains(p.StatusReason, "creat") || strings.Contains(p.StatusReason, "import") || strings.Contains(p.StatusReason, "clone"):
 		return fmt.Sprintf("sailtui project rm %s --yes, then create it again", p.Slug)
 	}

@@ -171,8 +171,11 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	}
 	o.stopHB = e.heartbeat(ctx, p.ID, opID)
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
-		return o.finish(ctx, Release{To: StatusFailed, Reason: "environment could not be created"}, OpFailed,
+		return o.finish(ctx, Release{To: StatusFailed, Reason: envNotCreated}, OpFailed,
 			fmt.Errorf("create project %s: prepare environment: %w", slug, err))
+	}
+	if err := o.step(ctx, stepEnvironmentMade); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: envNotCreated}, OpFailed, err)
 	}
 	if req.FromDir != "" {
 		imp, ok := e.runtime.(TreeImporter)
@@ -352,7 +355,11 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 		return Container{}, err
 	}
 	if p.Status != StatusActive {
-		return Container{}, fmt.Errorf("add container to %s: project is %s; wake it first: %w", p.Slug, p.Status, ErrBadState)
+		next := "wake it first"
+		if p.Status == StatusFailed {
+			next = "next: " + NextStep(p)
+		}
+		return Container{}, fmt.Errorf("add container to %s: project is %s; %s: %w", p.Slug, p.Status, next, ErrBadState)
 	}
 	c, err := containerFrom(p.ID, s, e.now())
 	if err != nil {

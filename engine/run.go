@@ -224,9 +224,91 @@ func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) 
 		return p, err
 	}
 	_ = e.store.Touch(ctx, p.ID, e.now())
+	if lost, err := e.ensureEnvironment(ctx, o); err != nil {
+		// A project without its storage is not active, whatever it was; one whose environment
+		// could not be made stays as it was (failed after a failed create, or active).
+		to, reason := p.Status, p.StatusReason
+		if lost {
+			to, reason = StatusFailed, err.Error()
+		}
+		return o.finish(ctx, Release{To: to, Reason: reason}, OpFailed, err)
+	}
 	progressFor(ctx, p.ID, OpStart)(Progress{Phase: "start"})
 	err = e.startAll(ctx, o.p)
 	return o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+}
+
+// stepEnvironmentMade is journaled (by a create or a start) once the project's environment and
+// storage exist: from then on, storage that is missing was lost, not never made.
+const stepEnvironmentMade = "environment-made"
+
+// ensureEnvironment makes sure the environment of p (held by o) is there before its containers
+// start: what the runtime keeps of it (kubernetes: namespace, NetworkPolicy, PVC, file manager;
+// docker: directory or volume, network) is created where missing. Storage is created only for a
+// project that never had it (its creation failed part way): storage that was there and is gone
+// (removed outside sailtui) is not replaced by an empty one, which would pass a project without
+// its files off as started; lost is then true and the error names the snapshot to restore.
+func (e *Engine) ensureEnvironment(ctx context.Context, o *op) (lost bool, err error) {
+	p := o.p
+	exists, err := e.runtime.ProjectExists(ctx, p)
+	if err != nil {
+		return false, fmt.Errorf("start %s: check its storage: %w", p.Slug, err)
+	}
+	if !exists {
+		made, err := e.environmentMade(ctx, p.ID)
+		if err != nil {
+			return false, fmt.Errorf("start %s: %w", p.Slug, err)
+		}
+		if made {
+			return true, e.storageGone(ctx, p)
+		}
+	}
+	progressFor(ctx, p.ID, OpStart)(Progress{Phase: "environment"})
+	if err := e.runtime.EnsureProject(ctx, p); err != nil {
+		return false, fmt.Errorf("start %s: prepare environment: %w", p.Slug, err)
+	}
+	if !exists {
+		if err := o.step(ctx, stepEnvironmentMade); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// environmentMade reports whether the project's environment was ever made, from the journal:
+// a create or start reached stepEnvironmentMade, or an operation that needs storage (a create
+// journaled before that step existed, a wake, a restore, a snapshot, a hibernation) finished.
+func (e *Engine) environmentMade(ctx context.Context, projectID string) (bool, error) {
+	ops, err := e.store.ListOps(ctx, projectID, 0)
+	if err != nil {
+		return false, fmt.Errorf("read the journal: %w", err)
+	}
+	for _, o := range ops {
+		if o.Step == stepEnvironmentMade {
+			return true, nil
+		}
+		switch o.Kind {
+		case OpCreate, OpWake, OpRestore, OpSnapshot, OpHibernate:
+			if o.State == OpDone {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// storageGone is the error of a project whose storage was lost: what to restore it from.
+func (e *Engine) storageGone(ctx context.Context, p Project) error {
+	snap, err := e.newestRestorable(ctx, p)
+	if err != nil {
+		return fmt.Errorf("start %s: its storage is gone (removed outside sailtui); list its snapshots: %w", p.Slug, err)
+	}
+	if snap == nil {
+		return fmt.Errorf("start %s: its storage is gone (removed outside sailtui) and it has no ready snapshot to restore from: recreate its files, or remove it (sailtui project rm %s --yes): %w",
+			p.Slug, p.Slug, ErrBadState)
+	}
+	return fmt.Errorf("start %s: its storage is gone (removed outside sailtui); its newest ready snapshot is %s (%s, %s): sailtui doctor --fix points the project at it, then sailtui project wake %s restores it: %w",
+		p.Slug, snap.ID, snap.Type, snap.CreatedAt.Format(time.RFC3339), p.Slug, ErrBadState)
 }
 
 // StopProject stops every container; files stay and the project stays active.

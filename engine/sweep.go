@@ -28,6 +28,18 @@ type SweepOptions struct {
 	// sweeper may not create namespaces) leaves an interrupted wake or restore to the next
 	// wake, which any operator's console or CLI runs, rather than failing on it every run.
 	LeaveInterrupted []OpKind
+	// Deadline stops the sweep taking new projects after this long (0: never). Unlike the end
+	// of the sweep's context (SIGTERM), which also cuts the waits of the projects in flight
+	// short, it lets them finish: a run stops claiming in time to end inside its slot.
+	Deadline time.Duration
+}
+
+// claimContext is the context a sweep claims projects under: ctx, ended also by opts.Deadline.
+func claimContext(ctx context.Context, opts SweepOptions) (context.Context, context.CancelFunc) {
+	if opts.Deadline <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeoutCause(ctx, opts.Deadline, fmt.Errorf("deadline of %s", opts.Deadline))
 }
 
 // SweepItem is one project in a sweep summary.
@@ -124,6 +136,10 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 	if idle < 0 {
 		return SweepReport{}, fmt.Errorf("sweep: idle timeout %s must be positive: %w", idle, ErrBadInput)
 	}
+	// stop is the sweep's own context: its end (SIGTERM) cuts the waits in flight short.
+	stop := ctx
+	ctx, cancel := claimContext(ctx, opts)
+	defer cancel()
 	rep = newReport("hibernate", opts.DryRun, asOf)
 	rep.Idle = idle.String()
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
@@ -173,7 +189,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 				Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
 		}
 	} else {
-		e.hibernateMany(ctx, idleProjects, cutoff, opts.Concurrency, &rep)
+		e.hibernateMany(ctx, stop, idleProjects, cutoff, opts.Concurrency, &rep)
 	}
 	stopIdle := opts.StopIdle
 	if stopIdle == 0 {
@@ -184,7 +200,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 		for _, p := range idleProjects {
 			taken[p.ID] = true
 		}
-		if err := e.stopIdle(ctx, asOf.Add(-stopIdle), taken, opts, &rep); err != nil {
+		if err := e.stopIdle(ctx, stop, asOf.Add(-stopIdle), taken, opts, &rep); err != nil {
 			return rep, err
 		}
 	}
@@ -193,11 +209,12 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 
 // sweepWork runs fn over ps with bounded concurrency. Workers pull the next project as soon as
 // they are free, so one slow project holds one worker, never the rest of the sweep. Once ctx ends
-// no new project is started; the ones in flight finish (fn gets a context the sweep's own
-// cancellation does not reach: work stopped halfway would only have to be resumed by the next
-// sweep). record files an item under one of the report's lists; the projects never started are
-// reported as deferred.
-func (e *Engine) sweepWork(ctx context.Context, ps []Project, concurrency int, rep *SweepReport,
+// no new project is started; the ones in flight finish their steps (fn gets a context the
+// sweep's own cancellation does not reach: work stopped halfway would only have to be resumed by
+// the next sweep), but once stop ends their waits are cut short (WaitContext), so they hand
+// their projects back instead of outlasting the grace period. record files an item under one of
+// the report's lists; the projects never started are reported as deferred.
+func (e *Engine) sweepWork(ctx, stop context.Context, ps []Project, concurrency int, rep *SweepReport,
 	fn func(ctx context.Context, p Project, record func(list *[]SweepItem, item SweepItem))) {
 	if concurrency <= 0 {
 		concurrency = e.cfg.SweepConcurrency
@@ -226,7 +243,7 @@ func (e *Engine) sweepWork(ctx context.Context, ps []Project, concurrency int, r
 				if !ok {
 					return
 				}
-				fn(context.WithoutCancel(ctx), p, record)
+				fn(withStop(context.WithoutCancel(ctx), stop), p, record)
 			}
 		})
 	}
@@ -252,8 +269,8 @@ func claimSkipped(err error, item SweepItem, rep *SweepReport, record func(*[]Sw
 }
 
 // hibernateMany hibernates the selected projects.
-func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
-	e.sweepWork(ctx, ps, concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
+func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+	e.sweepWork(ctx, stop, ps, concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
 		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
 		if err != nil {
@@ -267,6 +284,10 @@ func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Ti
 		case errors.Is(err, ErrTouched):
 			item.Reason = "touched after selection"
 			record(&rep.Skipped, item)
+		case errors.Is(err, ErrStopping):
+			// Its wait was cut short and it was handed back as it was: the next run takes it.
+			item.Reason = "handed back unfinished: " + err.Error()
+			record(&rep.Deferred, item)
 		default:
 			item.Reason = err.Error()
 			record(&rep.Failed, item)
@@ -276,7 +297,7 @@ func (e *Engine) hibernateMany(ctx context.Context, ps []Project, cutoff time.Ti
 
 // stopIdle is the first idle tier: the containers of projects idle past the stop timeout (but
 // not yet past the hibernation timeout) are stopped; files stay and a start is instant.
-func (e *Engine) stopIdle(ctx context.Context, cutoff time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
+func (e *Engine) stopIdle(ctx, stop context.Context, cutoff time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
 	candidates, err := e.store.IdleProjects(ctx, cutoff, 0)
 	if err != nil {
 		return fmt.Errorf("sweep: select projects to stop: %w", err)
@@ -293,7 +314,7 @@ func (e *Engine) stopIdle(ctx context.Context, cutoff time.Time, skip map[string
 		}
 		return nil
 	}
-	e.sweepWork(ctx, ps, opts.Concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
+	e.sweepWork(ctx, stop, ps, opts.Concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
 		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff})
 		if err != nil {
@@ -406,6 +427,8 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 	if asOf.IsZero() {
 		asOf = e.now()
 	}
+	ctx, cancel := claimContext(ctx, opts)
+	defer cancel()
 	rep = newReport("purge", opts.DryRun, asOf)
 	defer func() { rep.DurationMS = time.Since(start).Milliseconds() }()
 	defer stoppedEarly(ctx, &rep, &err)

@@ -481,7 +481,15 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 		}
 		return ok, nil
 	}
-	return hostfs.ProjectDirExists(p.Slug, r.hostDir(p))
+	ok, err := hostfs.ProjectDirExists(p.Slug, r.hostDir(p))
+	if err == nil && !ok {
+		// No directory, but the files may be in a volume (made with USE_DOCKER_VOLUMES=true):
+		// that is not storage gone, and an empty directory must not be made in its place.
+		if err := r.refuseVolumeInHostMode(ctx, p); errors.Is(err, engine.ErrBadState) {
+			return false, err
+		}
+	}
+	return ok, err
 }
 
 // StopProject stops (removes) the containers in cs and any other container of the project, so

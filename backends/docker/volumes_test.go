@@ -349,6 +349,9 @@ func TestVolumeBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantMode("EnsureProject with host directories of a project in a volume", host.EnsureProject(ctx, vp))
+	// Not "no storage": a start would take that for storage lost and fail the project.
+	_, err = host.ProjectExists(ctx, vp)
+	wantMode("ProjectExists with host directories of a project in a volume", err)
 	if _, err := os.Stat(host.StorageDir(vp)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a host directory was made for a project in a volume: %v", err)
 	}

@@ -46,8 +46,9 @@ var errWaitTimeout = errors.New("timed out")
 // poll on a timer. timeout bounds the wait.
 func waitFor(ctx context.Context, client rest.Interface, resource, namespace, name string, obj runtime.Object,
 	timeout time.Duration, done func(obj runtime.Object) (bool, error)) error {
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	parent, stopWaiting := engine.WaitContext(ctx) // a stopping sweep cuts the wait short
+	defer stopWaiting()
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	lw := cache.NewListWatchFromClient(client, resource, namespace, fields.OneTermEqualSelector("metadata.name", name))
 	key := name
@@ -81,8 +82,9 @@ func waitFrom(ctx context.Context, client rest.Interface, resource string, cur m
 	if ok, err := done(obj); ok || err != nil {
 		return err
 	}
-	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	parent, stopWaiting := engine.WaitContext(ctx)
+	defer stopWaiting()
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	ns, name := cur.GetNamespace(), cur.GetName()
 	reportWait(parent, resource, ns+"/"+name)

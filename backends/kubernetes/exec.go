@@ -91,6 +91,8 @@ const podWait = 2 * time.Minute
 // runningPod finds a running pod of the Deployment named by selector in ns. While the
 // Deployment wants a pod and none runs yet, it waits up to podWait, saying what it waits for.
 func (r *Runtime) runningPod(ctx context.Context, ns string, selector map[string]string, what string) (string, error) {
+	ctx, stopWaiting := engine.WaitContext(ctx) // a stopping sweep cuts the wait short
+	defer stopWaiting()
 	deadline := time.Now().Add(podWait)
 	var waiting string
 	for {
@@ -112,7 +114,7 @@ func (r *Runtime) runningPod(ctx context.Context, ns string, selector map[string
 		}
 		select {
 		case <-ctx.Done():
-			return "", fmt.Errorf("%s: waiting for its pod (%s): %w", what, detail, ctx.Err())
+			return "", fmt.Errorf("%s: waiting for its pod (%s): %w", what, detail, context.Cause(ctx))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}

@@ -35,6 +35,11 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 			return fmt.Errorf("ensure project %s: sweeper role binding: %w", p.Slug, err)
 		}
 	}
+	if warning := r.ensureTLSSecret(ctx, p); warning != "" {
+		if report := engine.ProgressFrom(ctx); report != nil {
+			report(engine.Progress{Phase: "warning: " + warning})
+		}
+	}
 	if p.Status == engine.StatusRestoring {
 		// The restore that follows creates the PVC from its snapshot (a PVC's source cannot
 		// change later) and the file manager with it.
@@ -401,6 +406,11 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
 	}
 	fmt.Fprintf(&b, "namespace %s: %s\n", ns, nsObj.Status.Phase)
+	if r.cfg.TLSSecret != "" {
+		if warning := r.tlsSecretWarning(ctx, ns); warning != "" {
+			fmt.Fprintf(&b, "warning: %s\n", warning)
+		}
+	}
 	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil {
 		src := ""
 		if pvc.Spec.DataSource != nil {

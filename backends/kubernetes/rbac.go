@@ -36,6 +36,10 @@ func SweeperClusterRules() []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, Verbs: []string{"get", "list", "watch", "delete"}},
 		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshotcontents"}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
+		// Read only, for the check before a hibernation stops anything (Preflight): the
+		// snapshot class exists and is of the driver of the PVC's volume.
+		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshotclasses"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"persistentvolumes"}, Verbs: []string{"get"}},
 	}
 }
 

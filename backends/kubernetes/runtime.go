@@ -47,6 +47,7 @@ const (
 	ComponentFileManager = "file-manager"
 	ComponentDev         = "dev"
 	ComponentSnapshot    = "snapshot"
+	ComponentTLS         = "tls"
 )
 
 // Fixed object names inside a project namespace.
@@ -76,9 +77,13 @@ type Config struct {
 	MountPath       string
 	ImagePullPolicy string
 
-	AppDomain     string // default "localhost"
-	IngressClass  string // K8S_INGRESS_CLASS, default "nginx"
-	TLSSecret     string // K8S_WILDCARD_TLS_SECRET: Ingress TLS when set
+	AppDomain    string // default "localhost"
+	IngressClass string // K8S_INGRESS_CLASS, default "nginx"
+	TLSSecret    string // K8S_WILDCARD_TLS_SECRET: Ingress TLS when set
+	// TLSSecretFrom (K8S_COPY_TLS_SECRET_FROM, opt-in) is the namespace TLSSecret is copied
+	// from into every project namespace; "" copies nothing (the controller's default
+	// certificate, e.g. ingress-nginx --default-ssl-certificate, then has to serve).
+	TLSSecretFrom string
 	StorageClass  string // K8S_STORAGE_CLASS: "" uses the cluster default
 	PVCSize       string // K8S_PVC_SIZE, default "5Gi"
 	PVCAccessMode string // K8S_PVC_ACCESS_MODE, default "ReadWriteOnce"

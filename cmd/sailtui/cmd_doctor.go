@@ -15,12 +15,13 @@ func doctorCmd(a *app) *cobra.Command {
 		Short: "Check the store against the runtime and the object store; --fix applies the safe fixes",
 		Long: `doctor compares what the store says with what the runtime and the object store hold:
   stuck-operation     an operation whose holder died or went silent past SAILTUI_OP_TIMEOUT
-  storage             an active project whose storage is gone (with the snapshot to wake it from)
+  storage             an active or failed project whose storage is gone (with the snapshot to
+                      wake it from), or whose environment was never made (project start makes it)
   orphan-environment  a directory, network or namespace of no project
   orphan-archive      an archive object of no snapshot
   missing-archive     a ready snapshot whose object is gone
 Each finding comes with the command that sets it right. --fix finishes stuck operations and
-marks an active project without storage hibernated from its newest ready snapshot; it never
+marks an active or failed project without storage hibernated from its newest ready snapshot; it never
 deletes anything. The exit status is 1 while findings remain, 0 when there are none.`,
 		Example: "  sailtui doctor\n  sailtui doctor --fix -o json",
 		Args:    cobra.NoArgs,

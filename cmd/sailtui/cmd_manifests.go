@@ -19,8 +19,10 @@ func manifestsCmd() *cobra.Command {
 		Short: "Print the Kubernetes manifests of the headless sweeps (CronJobs, ServiceAccount, least-privilege RBAC)",
 		Long: `Print the YAML that runs the headless sweeps in a cluster: the namespace, the sweeper's
 ServiceAccount, its RBAC (cluster-wide only what has no namespace; everything inside a project is
-a ClusterRole the runtime binds in each project namespace), the hibernation CronJob (every 2
-minutes) and the purge CronJob (daily, 03:00 UTC).
+a ClusterRole the runtime binds in each project namespace), a ValidatingAdmissionPolicy that lets
+the sweeper delete only namespaces and change only VolumeSnapshotContents that are sailtui's
+(RBAC cannot narrow those by label), the hibernation CronJob (every 2 minutes) and the purge
+CronJob (daily, 03:00 UTC).
 
 Configuration comes from a ConfigMap and a Secret that are referenced, not created: put the
 settings (APP_DOMAIN, S3_BUCKET_NAME, ...) in the ConfigMap and DATABASE_URL and the AWS
@@ -53,6 +55,8 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 	fs.BoolVar(&o.S3Snapshots, "s3-snapshots", false, "no CSI snapshot class (K8S_USE_S3_SNAPSHOTS=true): grant pods/exec in project namespaces for the S3 sandwich")
 	fs.StringVar(&o.ConfigMap, "config-map", deploy.DefaultConfigMap, "ConfigMap the sweeps take their settings from (envFrom; not created)")
 	fs.StringVar(&o.Secret, "secret", deploy.DefaultSecret, "Secret with DATABASE_URL and AWS credentials (envFrom; not created)")
+	fs.StringVar(&o.TLSSecret, "tls-secret", "", "namespace/name of the wildcard TLS secret copied into project namespaces (K8S_COPY_TLS_SECRET_FROM): adds a Role that reads only it, for whoever creates projects")
+	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "proj-", "K8S_NAMESPACE_PREFIX of the projects: the sweeper may change the snapshot contents of their VolumeSnapshots")
 	return cmd
 }
 

@@ -71,11 +71,8 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	if a.parts.sweepOptions != nil {
 		opts = a.parts.sweepOptions(opts)
 	}
-	if f.deadline > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.deadline)
-		defer cancel()
-	}
+	// The engine stops claiming at the deadline; SIGTERM (ctx) also cuts the waits in flight short.
+	opts.Deadline = f.deadline
 	var rep engine.SweepReport
 	switch which {
 	case "hibernate":

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -144,4 +146,40 @@ func writeKubeconfig(t *testing.T, server string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TLS that works (issue 20, item 14), on the command line: a project whose namespace lacks the
+// Ingresses' TLS secret is warned about when it is created (and in describe); with
+// K8S_COPY_TLS_SECRET_FROM the secret is copied in at start and nothing is warned.
+func TestKubernetesTLSSecretWarnedAndCopied(t *testing.T) {
+	c, cl := kubeCLI(t) // K8S_WILDCARD_TLS_SECRET=wild
+	ctx := t.Context()
+	slug := "tls-" + randSuffix(t)
+	r := c.run("project", "create", slug)
+	if r.code != 0 || !strings.Contains(r.stderr, "warning: TLS secret wild") || !strings.Contains(r.stderr, "--default-ssl-certificate") {
+		t.Fatalf("create without the TLS secret: exit %d, want a warning naming it and the way out:\n%s", r.code, r.stderr)
+	}
+	if desc := c.ok("project", "describe", slug); !strings.Contains(desc, "TLS secret wild") {
+		t.Errorf("describe does not warn about the missing TLS secret:\n%s", desc)
+	}
+
+	src := "tls-src-" + randSuffix(t)
+	if _, err := cl.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Client.CoreV1().Namespaces().Delete(context.Background(), src, metav1.DeleteOptions{}) })
+	wild := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "wild", Namespace: src}, Type: corev1.SecretTypeTLS,
+		Data: map[string][]byte{corev1.TLSCertKey: []byte("cert"), corev1.TLSPrivateKeyKey: []byte("key")}}
+	if _, err := cl.Client.CoreV1().Secrets(src).Create(ctx, wild, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = c.runIn(nil, []string{"K8S_COPY_TLS_SECRET_FROM=" + src}, "project", "start", slug)
+	if r.code != 0 || strings.Contains(r.stderr, "warning:") {
+		t.Fatalf("start with K8S_COPY_TLS_SECRET_FROM: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	p, _ := c.stored(slug)
+	if got, err := cl.Client.CoreV1().Secrets("proj-"+p.ID).Get(ctx, "wild", metav1.GetOptions{}); err != nil || string(got.Data[corev1.TLSCertKey]) != "cert" {
+		t.Fatalf("the TLS secret in the project namespace after start: %v", err)
+	}
+	c.ok("project", "rm", slug, "--yes")
 }

@@ -68,7 +68,8 @@ func size(n int64) string {
 }
 
 // progressBar draws the engine's progress reports on stderr, one line redrawn in place; it
-// draws nothing when stderr is not a terminal or the output is JSON.
+// draws nothing when stderr is not a terminal or the output is JSON. Warnings are printed
+// whatever the output.
 type progressBar struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -82,6 +83,18 @@ func newProgressBar(jsonOut bool) *progressBar {
 }
 
 func (b *progressBar) report(p engine.Progress) {
+	if w, ok := strings.CutPrefix(p.Phase, "warning: "); ok {
+		// Something works, but not as configured (a TLS secret the Ingresses cannot use): a
+		// line of its own, terminal or not, never overwritten by the bar.
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if b.drawn {
+			fmt.Fprint(b.w, "\r\x1b[2K")
+			b.drawn = false
+		}
+		fmt.Fprintf(b.w, "warning: %s\n", w)
+		return
+	}
 	if !b.enabled {
 		return
 	}

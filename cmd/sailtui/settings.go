@@ -268,6 +268,8 @@ var settings = []setting{
 		parse: field(func(c *config) *string { return &c.Kube.IngressClass }, asIs)},
 	{env: "K8S_WILDCARD_TLS_SECRET", def: "", meaning: "kubernetes mode: TLS secret of container Ingresses (https when set)",
 		parse: field(func(c *config) *string { return &c.Kube.TLSSecret }, asIs)},
+	{env: "K8S_COPY_TLS_SECRET_FROM", def: "", meaning: "kubernetes mode: namespace K8S_WILDCARD_TLS_SECRET is copied from into every project namespace (opt-in; needs get on that one secret there)",
+		parse: field(func(c *config) *string { return &c.Kube.TLSSecretFrom }, asIs)},
 	{env: "K8S_ENABLE_POD_AFFINITY", def: "true", meaning: "kubernetes mode: keep a project's pods on one node (they share one volume)",
 		parse: field(func(c *config) *bool { return &c.Kube.PodAffinity }, boolean)},
 	{env: "K8S_SNAPSHOT_CLASS", def: "(default class)", meaning: "kubernetes mode: VolumeSnapshotClass of hibernation and timeline snapshots",

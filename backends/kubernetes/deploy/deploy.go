@@ -49,10 +49,16 @@ const (
 // hangs anyway: below the global sweep lock's TTL (engine.DefaultSweepLockTTL, 3 min), so a
 // hung run is stopped before the lock it holds could even expire, and 70 s past the sweep's own
 // deadline, so the projects in flight when it stopped claiming usually finish first. When it
-// fires, the pod gets SIGTERM (as in a node drain): sailtui stops claiming, lets in-flight steps
-// reach a journaled point within terminationGracePeriodSeconds, and exits; a step still running
-// after that (a snapshot slow to become ready) is killed, and the next run resumes it from the
-// journal, reusing the snapshot it made.
+// fires, the pod gets SIGTERM (as in a node drain): sailtui stops claiming, cuts the waits of
+// the projects in flight short (a snapshot not ready yet: the project is handed back with its
+// containers running, reported deferred), lets in-flight steps reach a journaled point within
+// terminationGracePeriodSeconds, and exits; a step still running after that is killed, and the
+// next run resumes it from the journal, reusing the snapshot it made.
+//
+// The waits themselves fit the slot too: the hibernation CronJob sets
+// K8S_SNAPSHOT_READY_TIMEOUT_SECONDS to HibernateSnapshotReadyTimeout in its env (which wins
+// over the ConfigMap's), so a project claimed just before the sweep's deadline has had its
+// snapshot wait run out, and been handed back running, before activeDeadlineSeconds.
 //
 // The purge is daily and deletes one expired snapshot at a time, each a single object or API
 // deletion: it gets an hour, stops claiming after 50 minutes, and may start up to an hour late
@@ -64,8 +70,13 @@ const (
 	PurgeSweepDeadline        = 50 * time.Minute
 	PurgeActiveDeadline       = time.Hour
 	PurgeStartingDeadline     = time.Hour
-	// TerminationGrace is what in-flight steps get after SIGTERM: one snapshot to become
-	// ready, or one archive to finish streaming and be read back.
+	// HibernateSnapshotReadyTimeout bounds a hibernation sweep's wait for a snapshot to be
+	// readyToUse: HibernateSweepDeadline plus this wait leaves HibernateActiveDeadline 25 s
+	// for stopping the containers first and tearing down after.
+	HibernateSnapshotReadyTimeout = 45 * time.Second
+	// TerminationGrace is what in-flight steps get after SIGTERM: their waits are cut short,
+	// so what is left is handing projects back, a teardown, or one archive to finish
+	// streaming and be read back.
 	TerminationGrace = 120 * time.Second
 )
 
@@ -86,7 +97,18 @@ type Options struct {
 	// DATABASE_URL and the AWS credentials, and its values never appear in the manifests.
 	ConfigMap string
 	Secret    string
+	// NamespacePrefix is K8S_NAMESPACE_PREFIX of the runtime that creates the projects
+	// ("proj-"): the admission policy lets the sweeper change the snapshot contents of
+	// VolumeSnapshots in namespaces so named.
+	NamespacePrefix string
+	// TLSSecret, "namespace/name", is the wildcard TLS secret the runtime copies into project
+	// namespaces (K8S_COPY_TLS_SECRET_FROM): a Role there reads that one secret
+	// (TLSSourceRole), for whoever creates projects to be bound to. "" adds none.
+	TLSSecret string
 }
+
+// TLSSourceRole names the Role that reads the wildcard TLS secret in its namespace.
+const TLSSourceRole = "sailtui-tls-source"
 
 func (o Options) withDefaults() Options {
 	if o.Namespace == "" {
@@ -101,6 +123,9 @@ func (o Options) withDefaults() Options {
 	if o.Secret == "" {
 		o.Secret = DefaultSecret
 	}
+	if o.NamespacePrefix == "" {
+		o.NamespacePrefix = "proj-"
+	}
 	return o
 }
 
@@ -114,6 +139,15 @@ func (o Options) validate() error {
 		}
 		if len(errs) > 0 {
 			return fmt.Errorf("%s %q: %s: %w", f.what, f.v, strings.Join(errs, "; "), engine.ErrBadInput)
+		}
+	}
+	if errs := validation.IsDNS1123Label(o.NamespacePrefix + "x"); len(errs) > 0 {
+		return fmt.Errorf("namespace prefix %q: want the start of a DNS label: %w", o.NamespacePrefix, engine.ErrBadInput)
+	}
+	if o.TLSSecret != "" {
+		ns, name, ok := strings.Cut(o.TLSSecret, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return fmt.Errorf("TLS secret %q: want namespace/name: %w", o.TLSSecret, engine.ErrBadInput)
 		}
 	}
 	if strings.ContainsAny(o.Image, " \t\n") {
@@ -133,7 +167,8 @@ func labels(component string) map[string]string {
 }
 
 // Objects returns the manifests in apply order: Namespace, ServiceAccount, the cluster role
-// and its binding, the per-project role (bound in each project namespace by the runtime, see
+// and its binding, the admission policy that narrows that role to sailtui's own objects and its
+// binding, the per-project role (bound in each project namespace by the runtime, see
 // ProjectRoleBinding; never cluster-wide), and the two CronJobs.
 func Objects(o Options) ([]runtime.Object, error) {
 	o = o.withDefaults()
@@ -176,11 +211,26 @@ func Objects(o Options) ([]runtime.Object, error) {
 	}
 	hibernate := cronJob(o, "sailtui-hibernate", "hibernate", HibernateSchedule, "", HibernateSweepDeadline,
 		HibernateStartingDeadline, HibernateActiveDeadline, 0,
-		resources("100m", "256Mi", "1", "1Gi"))
+		resources("100m", "256Mi", "1", "1Gi"),
+		// Fitted to the job's deadlines (see HibernateSnapshotReadyTimeout), whatever the
+		// ConfigMap says for the consoles.
+		corev1.EnvVar{Name: "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS", Value: fmt.Sprint(int64(HibernateSnapshotReadyTimeout / time.Second))})
 	purge := cronJob(o, "sailtui-purge", "purge", PurgeSchedule, PurgeTimeZone, PurgeSweepDeadline,
 		PurgeStartingDeadline, PurgeActiveDeadline, 2,
 		resources("50m", "128Mi", "500m", "512Mi"))
-	return []runtime.Object{ns, sa, clusterRole, clusterBinding, projectRole, hibernate, purge}, nil
+	policy, policyBinding := sweeperPolicy(o)
+	objs := []runtime.Object{ns, sa, clusterRole, clusterBinding, policy, policyBinding, projectRole, hibernate, purge}
+	if o.TLSSecret != "" {
+		tlsNS, name, _ := strings.Cut(o.TLSSecret, "/")
+		objs = append(objs, &rbacv1.Role{
+			TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: TLSSourceRole, Namespace: tlsNS, Labels: labels("projects"), Annotations: map[string]string{
+				"sailtui.io/bound-by": "a RoleBinding here for whoever creates projects with K8S_COPY_TLS_SECRET_FROM=" + tlsNS + "; the sweeper needs none",
+			}},
+			Rules: kubernetes.TLSSourceRules(name),
+		})
+	}
+	return objs, nil
 }
 
 // ProjectRoleBinding is the RoleBinding the runtime creates in every project namespace: it
@@ -197,7 +247,7 @@ func saSubject(namespace, name string) rbacv1.Subject {
 }
 
 func cronJob(o Options, name, sweep, schedule, tz string, sweepDeadline, starting, active time.Duration,
-	backoff int32, res corev1.ResourceRequirements) *batchv1.CronJob {
+	backoff int32, res corev1.ResourceRequirements, env ...corev1.EnvVar) *batchv1.CronJob {
 	lbl := merge(labels("sweeper"), map[string]string{"sailtui.io/sweep": sweep})
 	var timeZone *string
 	if tz != "" {
@@ -221,12 +271,12 @@ func cronJob(o Options, name, sweep, schedule, tz string, sweepDeadline, startin
 			Image:           o.Image,
 			ImagePullPolicy: corev1.PullIfNotPresent,
 			Args:            []string{"--headless", "--sweep=" + sweep, fmt.Sprintf("--deadline=%ds", int64(sweepDeadline/time.Second))},
-			Env: []corev1.EnvVar{
+			Env: append([]corev1.EnvVar{
 				{Name: "DEPLOYMENT_MODE", Value: "kubernetes"},
 				// The root filesystem is read-only; the state directory is scratch space.
 				{Name: "SAILTUI_STATE_DIR", Value: "/var/lib/sailtui"},
 				{Name: "TMPDIR", Value: "/tmp"},
-			},
+			}, env...),
 			EnvFrom: []corev1.EnvFromSource{
 				{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.ConfigMap}}},
 				{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: o.Secret}}},

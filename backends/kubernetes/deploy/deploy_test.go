@@ -8,10 +8,12 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -124,11 +126,21 @@ func TestManifestsContent(t *testing.T) {
 					t.Errorf("cluster role binding %s: %+v %+v", x.Name, x.RoleRef, x.Subjects)
 				}
 			case *batchv1.CronJob:
+			case *admissionv1.ValidatingAdmissionPolicy:
+				if x.Name != deploy.SweeperPolicy || len(x.Spec.MatchConditions) != 1 ||
+					!strings.Contains(x.Spec.MatchConditions[0].Expression, "system:serviceaccount:"+kubernetes.SweeperNamespace+":"+kubernetes.SweeperServiceAccount) {
+					t.Errorf("admission policy %s matches %+v, want the sweeper's requests only", x.Name, x.Spec.MatchConditions)
+				}
+			case *admissionv1.ValidatingAdmissionPolicyBinding:
+				if x.Spec.PolicyName != deploy.SweeperPolicy || !slices.Equal(x.Spec.ValidationActions, []admissionv1.ValidationAction{admissionv1.Deny}) {
+					t.Errorf("admission policy binding %+v", x.Spec)
+				}
 			default:
 				t.Errorf("unexpected object %T", obj)
 			}
 		}
-		if want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, "CronJob": 2}; !reflect.DeepEqual(kinds, want) {
+		if want := map[string]int{"Namespace": 1, "ServiceAccount": 1, "ClusterRole": 2, "ClusterRoleBinding": 1, "CronJob": 2,
+			"ValidatingAdmissionPolicy": 1, "ValidatingAdmissionPolicyBinding": 1}; !reflect.DeepEqual(kinds, want) {
 			t.Errorf("objects %v, want %v", kinds, want)
 		}
 		// pods/exec only in the project role, and only for the S3 sandwich.
@@ -230,8 +242,51 @@ func TestHibernateDeadlines(t *testing.T) {
 		t.Errorf("active deadline %v: want between the sweep's deadline %v and the lock TTL %v",
 			deploy.HibernateActiveDeadline, deploy.HibernateSweepDeadline, engine.DefaultSweepLockTTL)
 	}
+	// The waits fit too (issue 20, item 10): a project claimed at the sweep's deadline has had
+	// its snapshot wait run out before the job's deadline, with time left to stop and tear down.
+	y, err := deploy.YAML(deploy.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cj := cronJobs(parseYAML(t, y))["hibernate"]
+	var ready time.Duration
+	for _, e := range cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Env {
+		if e.Name == "K8S_SNAPSHOT_READY_TIMEOUT_SECONDS" {
+			n, err := strconv.Atoi(e.Value)
+			if err != nil {
+				t.Fatalf("K8S_SNAPSHOT_READY_TIMEOUT_SECONDS=%q: %v", e.Value, err)
+			}
+			ready = time.Duration(n) * time.Second
+		}
+	}
+	if ready <= 0 || deploy.HibernateSweepDeadline+ready+20*time.Second > deploy.HibernateActiveDeadline {
+		t.Errorf("the hibernation CronJob waits %v for a snapshot (K8S_SNAPSHOT_READY_TIMEOUT_SECONDS in its env; 0: unset, the default 300 s): "+
+			"with the sweep's deadline %v that is not 20 s inside its active deadline %v", ready, deploy.HibernateSweepDeadline, deploy.HibernateActiveDeadline)
+	}
 	if deploy.PurgeSweepDeadline >= deploy.PurgeActiveDeadline {
 		t.Errorf("purge: sweep deadline %v past the job's %v", deploy.PurgeSweepDeadline, deploy.PurgeActiveDeadline)
+	}
+}
+
+// With a TLS secret to copy, the manifests add a Role in its namespace that reads that one
+// secret, by resourceNames (issue 20, item 14).
+func TestManifestsTLSSourceRole(t *testing.T) {
+	objs, err := deploy.Objects(deploy.Options{TLSSecret: "ingress-nginx/wildcard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var roles []*rbacv1.Role
+	for _, o := range objs {
+		if r, ok := o.(*rbacv1.Role); ok {
+			roles = append(roles, r)
+		}
+	}
+	if len(roles) != 1 || roles[0].Name != deploy.TLSSourceRole || roles[0].Namespace != "ingress-nginx" ||
+		!reflect.DeepEqual(roles[0].Rules, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"wildcard"}, Verbs: []string{"get"}}}) {
+		t.Fatalf("TLS source role: %+v", roles)
+	}
+	if _, err := deploy.Objects(deploy.Options{TLSSecret: "no-slash"}); err == nil {
+		t.Error("a TLS secret without its namespace is accepted")
 	}
 }
 

@@ -24,7 +24,8 @@ import (
 // once, for every VolumeSnapshot in namespace ("" for all) that is not ready yet:
 //
 //   - a snapshot of a PVC gets a VolumeSnapshotContent named snapcontent-<snapshot UID> as
-//     the real controller names it, with the driver and deletion policy of its class
+//     the real controller names it (unless its class is of a driver other than SnapshotDriver:
+//     then it stays pending, as no snapshotter serves it), with the driver and deletion policy of its class
 //     (SnapshotClass when it names none), a made-up snapshot handle and the PVC's requested
 //     size as restore size;
 //   - a snapshot of a pre-provisioned content (spec.source.volumeSnapshotContentName, the
@@ -116,7 +117,7 @@ func (c *Cluster) readySnapshot(ctx context.Context, vs *snapv1.VolumeSnapshot) 
 	switch src := vs.Spec.Source; {
 	case src.PersistentVolumeClaimName != nil:
 		content, size, err = c.dynamicContent(ctx, vs, *src.PersistentVolumeClaimName)
-		if err == nil && c.snapshotData != nil && !contentReady(content) {
+		if err == nil && content != nil && c.snapshotData != nil && !contentReady(content) {
 			// The real node keeps real data: the copy exists before the snapshot is ready.
 			err = c.snapshotData(ctx, vs.Namespace, *src.PersistentVolumeClaimName, dynamicHandle(vs.UID))
 		}
@@ -185,6 +186,11 @@ func (c *Cluster) dynamicContent(ctx context.Context, vs *snapv1.VolumeSnapshot,
 	class, err := c.Snapshots.SnapshotV1().VolumeSnapshotClasses().Get(ctx, className, metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, fmt.Errorf("VolumeSnapshotClass: %w", err)
+	}
+	if class.Driver != SnapshotDriver {
+		// A CSI snapshotter serves only its own driver: a snapshot of a class of another
+		// driver stays pending, which is how a test holds readiness back.
+		return nil, nil, nil
 	}
 	size := pvc.Spec.Resources.Requests.Storage()
 	volumeHandle := "k8stest-volume-" + string(pvc.UID)

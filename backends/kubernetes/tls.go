@@ -1,0 +1,63 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// TLSSourceRules are what copying the wildcard TLS secret takes in the namespace it is copied
+// from (Config.TLSSecretFrom): reading that one secret, by resourceNames, nothing else there.
+func TLSSourceRules(secret string) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{secret}, Verbs: []string{"get"}}}
+}
+
+// ensureTLSSecret gives the project's namespace the TLS secret its Ingresses name: an Ingress
+// can only use a secret of its own namespace, and ingress-nginx serves its fake certificate for
+// one that is missing while sailtui shows https URLs. With Config.TLSSecretFrom (opt-in) the
+// secret is copied from there, afresh at every start and wake (a renewed certificate reaches a
+// project then). Without it, or when the copy cannot be made, the result says what is wrong,
+// for the caller to warn about; it never fails the project, which works without TLS.
+func (r *Runtime) ensureTLSSecret(ctx context.Context, p engine.Project) (warning string) {
+	name := r.cfg.TLSSecret
+	if name == "" {
+		return ""
+	}
+	ns := r.Namespace(p)
+	if r.cfg.TLSSecretFrom == "" {
+		return r.tlsSecretWarning(ctx, ns)
+	}
+	src, err := r.core.CoreV1().Secrets(r.cfg.TLSSecretFrom).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Sprintf("TLS secret %s/%s (K8S_WILDCARD_TLS_SECRET, K8S_COPY_TLS_SECRET_FROM) could not be read: %v; the Ingresses of %s serve the controller's default certificate",
+			r.cfg.TLSSecretFrom, name, err, p.Slug)
+	}
+	cp := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: projectLabels(p, ComponentTLS)},
+		Type:       src.Type,
+		// Only the certificate and its key: nothing else the source may hold.
+		Data: map[string][]byte{corev1.TLSCertKey: src.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: src.Data[corev1.TLSPrivateKeyKey]},
+	}
+	if _, err := apply(ctx, r.core.CoreV1().Secrets(ns), cp); err != nil {
+		return fmt.Sprintf("copy TLS secret %s/%s into %s: %v; the Ingresses serve the controller's default certificate", r.cfg.TLSSecretFrom, name, ns, err)
+	}
+	return ""
+}
+
+// tlsSecretWarning says when the TLS secret the Ingresses of ns name is not there ("" when it
+// is, or when the caller may not look).
+func (r *Runtime) tlsSecretWarning(ctx context.Context, ns string) string {
+	_, err := r.core.CoreV1().Secrets(ns).Get(ctx, r.cfg.TLSSecret, metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		return ""
+	}
+	return fmt.Sprintf("TLS secret %s (K8S_WILDCARD_TLS_SECRET) is not in namespace %s, so the Ingresses serve the controller's default certificate: "+
+		"set K8S_COPY_TLS_SECRET_FROM to the namespace that holds it, or give ingress-nginx --default-ssl-certificate", r.cfg.TLSSecret, ns)
+}
