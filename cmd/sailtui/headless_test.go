@@ -214,8 +214,16 @@ func TestHeadlessBadConfig(t *testing.T) {
 			if tc.jsonErr && !logHas(jsonLog(t, r.stderr), "sweep failed", "level", "ERROR") {
 				t.Errorf("no JSON error record:\n%s", r.stderr)
 			}
-			if strings.TrimSpace(r.stdout) != "" {
-				t.Errorf("a sweep refused at start printed a summary: %s", r.stdout)
+			// Refused or failed, the run prints its one summary line, with the error and the
+			// exit status (issue 20, item 16).
+			var line struct {
+				Sweep string `json:"sweep"`
+				Error string `json:"error"`
+				Exit  int    `json:"exit"`
+			}
+			if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &line) != nil ||
+				line.Error == "" || line.Exit != r.code || line.Sweep == "" {
+				t.Errorf("want one JSON summary line with the error and exit %d, got: %q", r.code, r.stdout)
 			}
 			t.Logf("refused in %v", time.Since(start).Round(time.Millisecond))
 			if after := idleStateDigest(t, c); after != before {

@@ -119,8 +119,9 @@ as a Kubernetes CronJob does.`,
 			}
 			if envErr != nil {
 				if headlessRun {
-					// A CronJob's log collector reads JSON only.
+					// A CronJob's log collector reads JSON only; its summary line is there too.
 					a.log.Error("bad configuration", "err", envErr.Error())
+					headless.Refused(cmd.OutOrStdout(), sweep, envErr, headless.ExitBadConfig)
 					return exitError{headless.ExitBadConfig}
 				}
 				return fmt.Errorf("%w: %w", envErr, engine.ErrBadInput)

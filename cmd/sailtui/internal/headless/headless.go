@@ -62,12 +62,12 @@ func (r Runner) Run(ctx context.Context) int {
 	case "all":
 		sweeps = []string{"hibernate", "purge"}
 	case "":
-		return r.failed("", fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput))
+		return r.refused("", fmt.Errorf("--headless needs --sweep=hibernate|purge|all: %w", engine.ErrBadInput))
 	default:
-		return r.failed("", fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", r.Sweep, engine.ErrBadInput))
+		return r.refused(r.Sweep, fmt.Errorf("--sweep=%q: want hibernate, purge or all: %w", r.Sweep, engine.ErrBadInput))
 	}
 	if err := r.Metrics.Validate(); err != nil {
-		return r.failed("", fmt.Errorf("%w: %w", err, engine.ErrBadInput))
+		return r.refused(r.Sweep, fmt.Errorf("%w: %w", err, engine.ErrBadInput))
 	}
 	var results []metrics.Result
 	report := func() {
@@ -97,7 +97,12 @@ func (r Runner) Run(ctx context.Context) int {
 				r.summary(struct {
 					engine.SweepReport
 					Error string `json:"error"`
-				}{rep, err.Error()})
+					Exit  int    `json:"exit"`
+				}{rep, err.Error(), res.Exit})
+			} else {
+				// Refused before it began (a store or cluster that cannot be reached, a bad
+				// setting): a CronJob's summary line is still there, saying why.
+				r.refusedSummary(s, err)
 			}
 			report()
 			return r.failed(s, err)
@@ -122,11 +127,34 @@ func (r Runner) Run(ctx context.Context) int {
 	return 0
 }
 
+// refused is a run refused before any sweep: its summary line, its log line, its exit status.
+func (r Runner) refused(sweep string, err error) int {
+	r.refusedSummary(sweep, err)
+	return r.failed(sweep, err)
+}
+
 // summary prints one JSON line on stdout. A report always marshals (plain data), so the error
 // is not checked.
 func (r Runner) summary(v any) {
 	b, _ := json.Marshal(v)
 	fmt.Fprintln(r.Stdout, string(b))
+}
+
+// refusedSummary is the summary line of a sweep refused before it began: what it was, why,
+// and the exit status that follows, so every run prints one whatever stopped it.
+func (r Runner) refusedSummary(sweep string, err error) {
+	Refused(r.Stdout, sweep, err, r.exitCode(err))
+}
+
+// Refused prints the summary line of a run refused before a sweep began, for the refusals
+// made before a Runner exists (a bad setting in the environment).
+func Refused(w io.Writer, sweep string, err error, exit int) {
+	b, _ := json.Marshal(struct {
+		Sweep string `json:"sweep"`
+		Error string `json:"error"`
+		Exit  int    `json:"exit"`
+	}{sweep, err.Error(), exit})
+	fmt.Fprintln(w, string(b))
 }
 
 // failed logs err as JSON and returns its exit status, so stderr stays JSON lines only.

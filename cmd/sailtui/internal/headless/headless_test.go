@@ -114,7 +114,8 @@ func TestHeadlessRunAll(t *testing.T) {
 	}
 }
 
-// A bad --sweep or metrics destination is refused with exit 2 before any sweep runs.
+// A bad --sweep or metrics destination is refused with exit 2 before any sweep runs, and the
+// run still prints its one summary line, saying why (a CronJob's output is never empty).
 func TestHeadlessRefusedBeforeSweeping(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -130,8 +131,11 @@ func TestHeadlessRefusedBeforeSweeping(t *testing.T) {
 		r := runWith(t, t.Context(), tc.which, tc.m, func(context.Context, string) (engine.SweepReport, error) {
 			return engine.SweepReport{}, errors.New("must not run")
 		})
-		if r.code != headless.ExitBadConfig || len(r.called) != 0 || r.stdout != "" {
-			t.Errorf("%q %+v: exit %d, sweeps %v, stdout %q", tc.which, tc.m, r.code, r.called, r.stdout)
+		if r.code != headless.ExitBadConfig || len(r.called) != 0 {
+			t.Errorf("%q %+v: exit %d, sweeps %v", tc.which, tc.m, r.code, r.called)
+		}
+		if lines := r.lines(t); len(lines) != 1 || lines[0]["sweep"] != tc.which || !strings.Contains(fmt.Sprint(lines[0]["error"]), strings.ReplaceAll(tc.want, `\"`, `"`)) || lines[0]["exit"] != float64(2) {
+			t.Errorf("%q %+v: summary %v, want one line with the error and exit 2", tc.which, tc.m, lines)
 		}
 		if !r.logged(t, "sweep failed", "level", "ERROR") || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%q %+v: log does not say %s:\n%s", tc.which, tc.m, tc.want, r.stderr)
@@ -140,7 +144,7 @@ func TestHeadlessRefusedBeforeSweeping(t *testing.T) {
 }
 
 // A sweep that fails after it got going prints what it did with the error; one that fails
-// before prints nothing. Either way no further sweep runs, the exit status is the error's,
+// before prints the error alone (bad configuration: exit 2). Either way no further sweep runs, the exit status is the error's,
 // and the metrics of what ran are still written.
 func TestHeadlessSweepError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sweeps.prom")
@@ -164,8 +168,9 @@ func TestHeadlessSweepError(t *testing.T) {
 	r = runWith(t, t.Context(), "hibernate", metrics.Flags{}, func(context.Context, string) (engine.SweepReport, error) {
 		return engine.SweepReport{}, fmt.Errorf("S3_PROJECTS_PREFIX: %w", engine.ErrBadInput)
 	})
-	if r.code != headless.ExitBadConfig || r.stdout != "" {
-		t.Fatalf("bad input: exit %d, stdout %q", r.code, r.stdout)
+	if lines := r.lines(t); r.code != headless.ExitBadConfig || len(lines) != 1 || lines[0]["sweep"] != "hibernate" ||
+		lines[0]["error"] != "S3_PROJECTS_PREFIX: invalid input" || lines[0]["exit"] != float64(2) {
+		t.Fatalf("bad input: exit %d, summaries %v", r.code, lines)
 	}
 }
 
