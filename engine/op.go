@@ -68,9 +68,8 @@ func (e *Engine) claimRefusal(ctx context.Context, p Project, kind OpKind, from 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", kind, p.Slug, ErrConflict)
 	}
-	if cur.OpID != "" {
-		return fmt.Errorf("%s %s: %s is in progress (since %s): %w", kind, p.Slug, cur.OpKind,
-			cur.OpHeartbeat.Format("15:04:05"), ErrBusy)
+	if err := e.inProgress(ctx, string(kind), cur); err != nil {
+		return err
 	}
 	if !slices.Contains(from, cur.Status) {
 		return fmt.Errorf("%s %s: project is %s: %w", kind, p.Slug, cur.Status, ErrBadState)
@@ -167,4 +166,20 @@ func reasonOf(kind OpKind, err error) string {
 		return fmt.Sprintf("%s failed: %v", kind, err)
 	}
 	return string(kind)
+}
+
+// inProgress is the refusal of what to do on p while an operation holds it: it names the
+// operation, since when it runs and what to do (wait for it), rather than advice for the
+// state the operation passes through ("wake it first" during a hibernation), which cannot be
+// followed then. nil when no operation holds p.
+func (e *Engine) inProgress(ctx context.Context, what string, p Project) error {
+	if p.OpID == "" {
+		return nil
+	}
+	since := p.OpHeartbeat
+	if rec, err := e.store.GetOp(ctx, p.OpID); err == nil && !rec.StartedAt.IsZero() {
+		since = rec.StartedAt
+	}
+	return fmt.Errorf("%s %s: %s is in progress (since %s, by %s); wait for it to finish, then run this again: %w",
+		what, p.Slug, p.OpKind, since.Local().Format("15:04:05"), p.OpOwner, ErrBusy)
 }

@@ -354,6 +354,9 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	if err != nil {
 		return Container{}, err
 	}
+	if err := e.inProgress(ctx, "add container to", p); err != nil && p.Status != StatusActive {
+		return Container{}, err
+	}
 	if p.Status != StatusActive {
 		next := "wake it first"
 		if p.Status == StatusFailed {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -224,4 +225,35 @@ func TestTesslatePortPlaceholder(t *testing.T) {
 	must(t, err)
 	_, err = p.eng.StartProject(ctx, pr.Slug)
 	must(t, err)
+}
+
+// While an operation holds a project, what cannot run then says which operation, since when and
+// to wait: never advice for the state the operation passes through ("wake it first" during a
+// hibernation, "has no hibernation snapshot" during one, which reads like data loss) (issue 17,
+// item 2).
+func TestRefusalsNameTheOperationInProgress(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "busy",
+		Containers: []engine.ContainerSpec{{Name: "web", Directory: ".", Command: "exec sleep 600", Port: 4000}}})
+	must(t, err)
+	// Another process's hibernation, caught between its claim and its snapshot.
+	_, err = p.store.ClaimProject(ctx, pr.ID, engine.Claim{OpID: "op-elsewhere", Kind: engine.OpHibernate, Owner: "sweeper@host:1",
+		Now: time.Now(), From: []engine.ProjectStatus{engine.StatusActive}, To: engine.StatusHibernating})
+	must(t, err)
+	must(t, p.store.InsertOp(ctx, engine.Operation{ID: "op-elsewhere", ProjectID: pr.ID, Kind: engine.OpHibernate, Step: "claimed",
+		State: engine.OpRunning, Owner: "sweeper@host:1", StartedAt: time.Now(), UpdatedAt: time.Now()}))
+	checks := map[string]error{}
+	_, checks["snapshot"] = p.eng.CreateSnapshot(ctx, pr.Slug, "x")
+	_, checks["wake"] = p.eng.Wake(ctx, pr.Slug)
+	_, checks["exec"] = p.eng.Exec(ctx, pr.Slug, "web", engine.ExecRequest{Argv: []string{"true"}})
+	checks["files put"] = p.eng.WriteFile(ctx, pr.Slug, "a.txt", strings.NewReader("a"))
+	_, checks["container add"] = p.eng.AddContainer(ctx, pr.Slug, engine.ContainerSpec{Name: "api", Directory: "."})
+	for what, err := range checks {
+		if err == nil || !errors.Is(err, engine.ErrBusy) || !strings.Contains(err.Error(), "hibernate is in progress (since ") ||
+			!strings.Contains(err.Error(), "by sweeper@host:1") || !strings.Contains(err.Error(), "wait for it to finish") ||
+			strings.Contains(err.Error(), "wake it first") || strings.Contains(err.Error(), "no hibernation snapshot") {
+			t.Errorf("%s during a hibernation: %v", what, err)
+		}
+	}
 }

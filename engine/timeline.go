@@ -49,6 +49,9 @@ func (e *Engine) CreateSnapshot(ctx context.Context, ref, label string) (Snapsho
 	if err != nil {
 		return Snapshot{}, err
 	}
+	if err := e.inProgress(ctx, "snapshot", p); err != nil {
+		return Snapshot{}, err
+	}
 	if p.Status != StatusActive {
 		return Snapshot{}, fmt.Errorf("snapshot %s: project is %s; wake it first (sailtui project wake %s): %w", p.Slug, p.Status, p.Slug, ErrBadState)
 	}

@@ -55,6 +55,9 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		// Only reads get here in read-only mode, and such a console changes nothing, not even
 		// the activity a use records: it reads what is there (a store it cannot write, too).
 		if p.Status != StatusActive {
+			if err := e.inProgress(ctx, kind, p); err != nil {
+				return err
+			}
 			return fmt.Errorf("%s %s: project is %s; wake it first (sailtui project wake %s): %w", kind, p.Slug, p.Status, p.Slug, ErrBadState)
 		}
 		return fn(ctx, p)
@@ -112,9 +115,8 @@ func (e *Engine) useRefusal(ctx context.Context, p Project, kind string) error {
 	if err != nil {
 		return fmt.Errorf("%s %s: project changed, try again: %w", kind, p.Slug, ErrBusy)
 	}
-	if cur.OpID != "" && slices.Contains(exclusiveOps, cur.OpKind) {
-		return fmt.Errorf("%s %s: %s is in progress (since %s); try again when it is done: %w",
-			kind, p.Slug, cur.OpKind, cur.OpHeartbeat.Format("15:04:05"), ErrBusy)
+	if cur.OpID != "" && (slices.Contains(exclusiveOps, cur.OpKind) || cur.Status != StatusActive) {
+		return e.inProgress(ctx, kind, cur)
 	}
 	if cur.Status != StatusActive {
 		return fmt.Errorf("%s %s: project is %s; wake it first (sailtui project wake %s): %w", kind, p.Slug, cur.Status, p.Slug, ErrBadState)
