@@ -118,6 +118,7 @@ test-e2e: deps
 ## bench: speed and memory goals as ratios against baselines measured in the same run.
 bench: deps tools
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
+	$(GO) test -run '^$$' -bench 'LocalHibernate' -benchtime 1x -timeout 30m ./engine/
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'SnapshotPause' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/

@@ -32,7 +32,7 @@ type parts struct {
 // openTest opens an engine on state as the process owner names; two engines on one state
 // directory are two sailtui processes sharing the store and the project trees. tweaks swap or
 // wrap parts of the engine config, after the defaults sailtui would use.
-func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config)) *parts {
+func openTest(t testing.TB, state, owner string, tweaks ...func(*engine.Config)) *parts {
 	t.Helper()
 	ctx := context.Background()
 	store, err := sqlite.Open(ctx, filepath.Join(state, "sailtui.db"))
@@ -73,7 +73,7 @@ func openTest(t *testing.T, state, owner string, tweaks ...func(*engine.Config))
 }
 
 // stopEverything stops the containers of every project in the store.
-func stopEverything(t *testing.T, p *parts) {
+func stopEverything(t testing.TB, p *parts) {
 	ctx := context.Background()
 	ps, err := p.store.ListProjects(ctx, engine.ProjectFilter{})
 	if err != nil {

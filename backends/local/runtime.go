@@ -64,6 +64,8 @@ type Runtime struct {
 	recent map[int]portLease
 	// children are the containers this Runtime started and still reaps, by slug/name.
 	children map[string]*child
+	// trash deletes torn-down project trees in the background (trash.go).
+	trash trash
 }
 
 type portLease struct {
@@ -115,7 +117,11 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
-	return &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}}, nil
+	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}}
+	if left, _ := r.TrashLeft(); len(left) > 0 {
+		r.emptyTrashLater() // what a process that ended first left to delete
+	}
+	return r, nil
 }
 
 // Mode is "local".
@@ -231,8 +237,12 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		// directory, out of sight of every record.
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
+	// The tree goes to the trash (one rename), deleted in the background: see trash.go.
+	if err := r.throwAway(dir, p.Slug); err != nil {
+		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
+	}
 	var errs []error
-	for _, d := range []string{dir, r.runDir(p.Slug), r.logDir(p.Slug)} {
+	for _, d := range []string{r.runDir(p.Slug), r.logDir(p.Slug)} {
 		err := os.RemoveAll(d)
 		// A reaper of this Runtime may still be finishing in the run directory; its work is
 		// moot now, so try again rather than fail the destroy.

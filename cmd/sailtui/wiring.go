@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/kubernetes"
@@ -137,7 +138,13 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("local runtime: %w", err)
 	}
-	return rt, func() {}, nil
+	// The trees a hibernation or deletion moved to the trash are deleted in the background;
+	// before it exits, sailtui lets that finish for a while (what is left, the next run does).
+	return rt, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		_ = rt.WaitReaped(ctx)
+	}, nil
 }
 
 // defaultCommand serves a container's directory with this binary's devserver when the container
