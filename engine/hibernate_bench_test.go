@@ -82,4 +82,3 @@ func BenchmarkLocalHibernate(b *testing.B) {
 	b.Logf("%d files, %d MB: hibernate %v, tar|zstd -1 -T0 %v (%.2fx); with the background delete %v (%.2fx)",
 		files, payload>>20, bestOurs, bestTar, float64(bestOurs)/float64(bestTar), bestWithDelete, float64(bestWithDelete)/float64(bestTar))
 }
-
