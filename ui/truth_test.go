@@ -1,0 +1,77 @@
+package ui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Issue 17, item 5: what the console shows is what is true now.
+
+// A message leaves the status line after a while (info sooner than an error), on the
+// console's own ticks; the help screen still has it whole.
+func TestStatusMessagesExpire(t *testing.T) {
+	h, src := projectsHarness(t, Options{})
+	h.send(infoMsg{text: "storefront started"})
+	if got := statusRow(h); !strings.Contains(got, "storefront started") {
+		t.Fatalf("info not shown: %q", got)
+	}
+	src.setNow(t0.Add(infoShownFor - time.Second))
+	h.send(refreshTickMsg{})
+	if got := statusRow(h); !strings.Contains(got, "storefront started") {
+		t.Errorf("info gone before %s: %q", infoShownFor, got)
+	}
+	src.setNow(t0.Add(infoShownFor))
+	h.send(refreshTickMsg{})
+	if got := statusRow(h); strings.Contains(got, "storefront started") {
+		t.Errorf("info still shown after %s: %q", infoShownFor, got)
+	}
+	h.press("?")
+	if v := h.plainView(); !strings.Contains(v, "Last message") || !strings.Contains(v, "storefront started") {
+		t.Errorf("help lost the expired message:\n%s", v)
+	}
+	h.press("?")
+
+	start := t0.Add(time.Minute)
+	src.setNow(start)
+	h.send(errMsg{err: errors.New("load containers: boom")})
+	src.setNow(start.Add(errShownFor - time.Second))
+	h.send(refreshTickMsg{})
+	if got := statusRow(h); !strings.Contains(got, "boom") {
+		t.Errorf("error gone before %s: %q", errShownFor, got)
+	}
+	src.setNow(start.Add(errShownFor))
+	h.send(refreshTickMsg{})
+	if got := statusRow(h); strings.Contains(got, "boom") {
+		t.Errorf("error still shown after %s: %q", errShownFor, got)
+	}
+}
+
+// An action's error goes once the row of its project changes: the row is newer news.
+func TestStatusErrorEndsWhenItsRowChanges(t *testing.T) {
+	h, src := projectsHarness(t, Options{})
+	src.opErr = errors.New("hibernate storefront: snapshot failed")
+	h.press("G", "h", "y")
+	h.flushReload() // the reload the action asked for: the row as the error left it
+	if got := statusRow(h); !strings.Contains(got, "snapshot failed") {
+		t.Fatalf("error not shown: %q", got)
+	}
+	// Another project changing does not end it.
+	src.mu.Lock()
+	src.setProject("p2", func(p *engine.Project) { p.Status = engine.StatusActive })
+	src.mu.Unlock()
+	h.send(reloadDueMsg{})
+	if got := statusRow(h); !strings.Contains(got, "snapshot failed") {
+		t.Errorf("another row's change ended the error: %q", got)
+	}
+	src.mu.Lock()
+	src.setProject("p1", func(p *engine.Project) { p.Status = engine.StatusHibernated })
+	src.mu.Unlock()
+	h.send(reloadDueMsg{})
+	if got := statusRow(h); strings.Contains(got, "snapshot failed") {
+		t.Errorf("the error outlived a change of its row: %q", got)
+	}
+}
