@@ -75,3 +75,29 @@ func TestStatusErrorEndsWhenItsRowChanges(t *testing.T) {
 		t.Errorf("the error outlived a change of its row: %q", got)
 	}
 }
+
+// The describe view reads the runtime again at the console's pace and on events for its
+// project, keeping where it was scrolled; it says when what it shows was read.
+func TestDescribeRefreshes(t *testing.T) {
+	h, src := projectsHarness(t, Options{})
+	h.press("j", "d")
+	if v := h.plainView(); !strings.Contains(v, "as of 12:00:00") {
+		t.Errorf("describe does not say when it was read:\n%s", v)
+	}
+	src.mu.Lock()
+	src.describeNote = "web exited(1)\n"
+	src.mu.Unlock()
+	src.setNow(t0.Add(refreshInterval))
+	h.send(refreshTickMsg{})
+	if v := h.plainView(); !strings.Contains(v, "web exited(1)") || !strings.Contains(v, "as of 12:00:05") {
+		t.Errorf("the slow refresh did not read describe again:\n%s", v)
+	}
+	src.mu.Lock()
+	src.describeNote = "web running again\n"
+	src.mu.Unlock()
+	h.send(eventsMsg{ch: closedEvents(), evs: []engine.Event{{ProjectID: "p1", Slug: "storefront", Kind: "status", To: engine.StatusActive}}})
+	h.flushReload()
+	if v := h.plainView(); !strings.Contains(v, "web running again") {
+		t.Errorf("an event for the project did not read describe again:\n%s", v)
+	}
+}
