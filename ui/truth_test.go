@@ -101,3 +101,33 @@ func TestDescribeRefreshes(t *testing.T) {
 		t.Errorf("an event for the project did not read describe again:\n%s", v)
 	}
 }
+
+// A container's row says "stopping…" while its stop runs, and what the runtime says at once
+// when it ends, not at the next refresh.
+func TestContainerRowDuringAndAfterStop(t *testing.T) {
+	h, src := projectsHarness(t, Options{})
+	src.gate = make(chan struct{})
+	h.wait = 100 * time.Millisecond
+	h.press("j", "enter")
+	_, cmd := h.m.Update(keyPress("s"))
+	_, cmd = h.m.Update(cmd())
+	msgs := background(cmd)
+	if got := h.selectedLine(); !strings.Contains(got, "stopping…") {
+		t.Errorf("the row does not say its stop runs: %q", got)
+	}
+	src.mu.Lock()
+	src.setContainers("p1", engine.ContainerRunning) // a refresh meanwhile still sees it run
+	src.mu.Unlock()
+	h.send(refreshTickMsg{})
+	if got := h.selectedLine(); !strings.Contains(got, "stopping…") {
+		t.Errorf("a refresh during the stop took the action's word away: %q", got)
+	}
+	close(src.gate)
+	h.send(next[opDoneMsg](h, msgs))
+	takeScheduled[reloadDueMsg](h) // no waiting for the coalesced reload
+	if got := h.selectedLine(); !strings.Contains(got, "stopped") || strings.Contains(got, "stopping") {
+		t.Errorf("after the stop the row is not read again at once: %q", got)
+	}
+	for range msgs {
+	}
+}
