@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -129,5 +131,41 @@ func TestContainerRowDuringAndAfterStop(t *testing.T) {
 		t.Errorf("after the stop the row is not read again at once: %q", got)
 	}
 	for range msgs {
+	}
+}
+
+// "quiet" counts from the last line received, and says so when none came yet; not from
+// the pane's opening.
+func TestLogsQuietCountsFromTheLastLine(t *testing.T) {
+	src, _ := timelineFixture()
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	src.logs = func(ctx context.Context, _, _ string, _ engine.LogOptions) (io.ReadCloser, error) {
+		go func() { <-ctx.Done(); pr.Close() }()
+		return pr, nil
+	}
+	h := newHarness(t, src, Options{}, true).start(100, 30)
+	h.wait = 100 * time.Millisecond
+	h.press("j", "enter")
+	msgs := openLogsInBackground(h)
+	h.send(next[logBatchMsg](h, msgs)) // opened, nothing in its log
+	l := h.m.top().(*logsPane)
+	if v := h.plainView(); !strings.Contains(v, "● streaming") {
+		t.Fatalf("not streaming:\n%s", v)
+	}
+	src.setNow(t0.Add(15 * time.Second))
+	h.send(refreshTickMsg{})
+	if v := h.plainView(); !strings.Contains(v, "◌ quiet: no line received yet") || strings.Contains(v, "quiet 15s") {
+		t.Errorf("a log that never said anything is counted from the opening:\n%s", v)
+	}
+	src.setNow(t0.Add(20 * time.Second))
+	h.send(logBatchMsg{to: l, gen: l.gen, lines: []string{"GET / 200"}})
+	if v := h.plainView(); !strings.Contains(v, "● streaming") {
+		t.Errorf("a line arrived, still quiet:\n%s", v)
+	}
+	src.setNow(t0.Add(32 * time.Second))
+	h.send(refreshTickMsg{})
+	if v := h.plainView(); !strings.Contains(v, "◌ quiet 12s") {
+		t.Errorf("quiet does not count from the last line (20s in):\n%s", v)
 	}
 }
