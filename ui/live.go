@@ -130,11 +130,10 @@ func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.setErr(msg.err)
 	} else {
+		m.projects.setProjects(msg.ps)
 		// A reload also sees hibernations the notifier did not carry (another process on an
-		// in-process bus).
-		if pr, ok := m.projects.setProjects(msg.ps); ok {
-			m.sweep.hibernated(pr.Slug, pr.UpdatedAt, m.env.now)
-		}
+		// in-process bus), and those from before the console started.
+		m.sweep.listed(msg.ps, m.env.now)
 		m.header.loadedAt = m.env.now
 		if !m.status.rowLoaded(msg.ps, msg.asked) {
 			m.status.over = true
