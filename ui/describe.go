@@ -33,7 +33,7 @@ func (d *describePane) info() string {
 	switch {
 	case d.loaded:
 		// The project's state is the text's first line, as current as the text.
-		return plural(len(d.text.lines), "line") + "  as of " + d.asOf.In(d.env.loc).Format("15:04:05")
+		return plural(len(d.text.raw), "line") + "  as of " + d.asOf.In(d.env.loc).Format("15:04:05")
 	case d.gate.loading:
 		return "loading…"
 	}

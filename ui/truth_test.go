@@ -169,3 +169,38 @@ func TestLogsQuietCountsFromTheLastLine(t *testing.T) {
 		t.Errorf("quiet does not count from the last line (20s in):\n%s", v)
 	}
 }
+
+// A describe line wider than the screen (a long command) can be read whole: scrolled to its
+// end, or wrapped with w.
+func TestDescribeWrapsLongLines(t *testing.T) {
+	h, _ := projectsHarness(t, Options{})
+	h.press("j", "d")
+	d := h.m.top().(*describePane)
+	cmd := "sh -c 'npm install && npm run dev -- --host 0.0.0.0 --port $PORT" + strings.Repeat(" --flag", 20) + " END'"
+	h.send(describedMsg{to: d, text: "command of web:\n  " + cmd + "\n", asked: t0})
+	if v := h.plainView(); strings.Contains(v, "END") || !strings.Contains(v, "w wrap") {
+		t.Fatalf("a wide line should be cut, with w offered:\n%s", v)
+	}
+	h.press("w")
+	v := h.plainView()
+	var joined strings.Builder
+	for _, l := range strings.Split(v, "\n")[3:] {
+		if strings.TrimSpace(l) == "" {
+			break
+		}
+		joined.WriteString(l)
+	}
+	if got := strings.TrimSpace(joined.String()); !strings.Contains(got, strings.TrimSpace(cmd)) {
+		t.Errorf("wrapped, the command is not whole:\n%s\ngot %q", v, got)
+	}
+	if !strings.Contains(v, "w no wrap") || strings.Contains(v, "→ scroll right") {
+		t.Errorf("wrapped: help should offer no wrap and no sideways scroll:\n%s", v)
+	}
+	if !strings.Contains(v, "2 lines") {
+		t.Errorf("the line count is the text's, not the wrapped rows':\n%s", v)
+	}
+	h.press("w")
+	if v := h.plainView(); strings.Contains(v, "END") {
+		t.Errorf("w again does not unwrap:\n%s", v)
+	}
+}
