@@ -28,13 +28,17 @@ type containersPane struct {
 	// thenLogs opens the first container's logs once the list is in: :logs asked for logs
 	// before the containers were known.
 	thenLogs bool
+	// acting names, per container, the start or stop this pane runs on it ("stopping…"),
+	// shown in place of its state until the action ends and the list is read again.
+	acting map[string]string
 }
 
 var containerColumns = []column{
 	{title: "NAME", min: 8, max: 20},
 	// An app's directory, a service's image and data volume, an external service's endpoint.
 	{title: "SOURCE", min: 9, max: 32, drop: 2},
-	{title: "STATE", min: 8, max: 8},
+	// Wide enough for "stopping…" while an action runs.
+	{title: "STATE", min: 9, max: 9},
 	{title: "PORT", min: 11, max: 11, drop: 3},
 	{title: "UPTIME", min: 6, max: 7, drop: 4},
 	// Wide enough for a local URL (http://127.0.0.1:41001/) at 80 columns: a cut URL cannot
@@ -117,20 +121,39 @@ func (c *containersPane) startStopLabel() string {
 func (c *containersPane) startStop() tea.Cmd {
 	cv, _ := c.selected()
 	src, p, name := c.env.src, c.proj, cv.Name
+	done := containerActedMsg{to: c, name: name}
+	if c.acting == nil {
+		c.acting = map[string]string{}
+	}
 	if c.running(cv) {
+		c.acting[name] = "stopping…"
 		return startOp(opSpec{title: "stop " + p.Slug + "/" + name, projectID: p.ID, run: func(ctx context.Context) opResult {
 			if err := src.StopContainer(ctx, p.ID, name); err != nil {
-				return opResult{err: err}
+				return opResult{err: err, then: done}
 			}
-			return opResult{info: p.Slug + "/" + name + " stopped"}
+			return opResult{info: p.Slug + "/" + name + " stopped", then: done}
 		}})
 	}
+	c.acting[name] = "starting…"
 	return startOp(opSpec{title: "start " + p.Slug + "/" + name, projectID: p.ID, run: func(ctx context.Context) opResult {
 		if _, err := src.StartContainer(ctx, p.ID, name); err != nil {
-			return opResult{err: err}
+			return opResult{err: err, then: done}
 		}
-		return opResult{info: p.Slug + "/" + name + " started"}
+		return opResult{info: p.Slug + "/" + name + " started", then: done}
 	}})
+}
+
+// containerActedMsg is a start or stop of one container ended (well or not): the pane reads
+// its containers at once rather than at the next refresh, so the row says what happened.
+type containerActedMsg struct {
+	to   *containersPane
+	name string
+}
+
+func (m containerActedMsg) target() pane { return m.to }
+func (m containerActedMsg) deliver() tea.Cmd {
+	delete(m.to.acting, m.name)
+	return m.to.load()
 }
 
 func (c *containersPane) info() string {
@@ -225,6 +248,10 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	case cv.Status.URL == "":
 		url = txt("-", th.Muted)
 	}
+	stateCell := txt(string(state), th.Container(state))
+	if doing, ok := c.acting[cv.Name]; ok {
+		stateCell = txt(doing, th.Hint)
+	}
 	name := txt(cv.Name, th.Value)
 	if cv.Primary {
 		name = append(name, seg{text: " *", style: th.Hint})
@@ -232,7 +259,7 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	return []cell{
 		name,
 		containerSource(cv, th),
-		txt(string(state), th.Container(state)),
+		stateCell,
 		txt(portText(servicePort(cv), cv.Status.HostPort), th.Value),
 		c.uptime(cv),
 		url,

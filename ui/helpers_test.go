@@ -44,6 +44,8 @@ type fakeSource struct {
 	// logs serves Logs; nil serves logLines once and ends.
 	logs     func(ctx context.Context, ref, name string, opts engine.LogOptions) (io.ReadCloser, error)
 	logLines []string
+	// describeNote, when set, ends what Describe says (a runtime's view that changed).
+	describeNote string
 	// calls records the actions in order ("restore p1 s1").
 	calls []string
 	seq   int
@@ -119,7 +121,10 @@ func (f *fakeSource) Describe(_ context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("local runtime: project %s\ndirectory: /data/projects/%s\n\nCONTAINER  STATE    PID\nweb\trunning\t4242\n", p.Slug, p.Slug), nil
+	f.mu.Lock()
+	note := f.describeNote
+	f.mu.Unlock()
+	return fmt.Sprintf("local runtime: project %s\ndirectory: /data/projects/%s\n\nCONTAINER  STATE    PID\nweb\trunning\t4242\n", p.Slug, p.Slug) + note, nil
 }
 
 func (f *fakeSource) Logs(ctx context.Context, ref, name string, opts engine.LogOptions) (io.ReadCloser, error) {

@@ -45,6 +45,9 @@ type (
 	projectsLoadedMsg struct {
 		ps  []engine.Project
 		err error
+		// asked is when the load was asked for (the status line's rows are compared only
+		// with loads asked for after its message).
+		asked time.Time
 	}
 	subscribedMsg struct {
 		ch  <-chan engine.Event
@@ -67,12 +70,12 @@ func (m *model) reload() tea.Cmd {
 		return nil
 	}
 	m.live.loading = true
-	ctx, src := m.env.ctx, m.env.src
+	ctx, src, asked := m.env.ctx, m.env.src, m.env.now
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		ps, err := src.ListProjects(ctx)
-		return projectsLoadedMsg{ps: ps, err: err}
+		return projectsLoadedMsg{ps: ps, err: err, asked: asked}
 	}
 }
 
@@ -127,12 +130,14 @@ func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 	if msg.err != nil {
 		m.setErr(msg.err)
 	} else {
+		m.projects.setProjects(msg.ps)
 		// A reload also sees hibernations the notifier did not carry (another process on an
-		// in-process bus).
-		if pr, ok := m.projects.setProjects(msg.ps); ok {
-			m.sweep.hibernated(pr.Slug, pr.UpdatedAt, m.env.now)
-		}
+		// in-process bus), and those from before the console started.
+		m.sweep.listed(msg.ps, m.env.now)
 		m.header.loadedAt = m.env.now
+		if !m.status.rowLoaded(msg.ps, msg.asked) {
+			m.status.over = true
+		}
 	}
 	if m.live.pending {
 		m.live.pending = false

@@ -101,7 +101,8 @@ type logsPane struct {
 	feed      *logFeed
 	state     streamState
 	err       error
-	lastLine  time.Time // when the last line (or the connection) came
+	lastLine  time.Time // when the last line came (zero: none yet); kept across reconnects
+	openedAt  time.Time // when the current connection opened
 	checked   time.Time // when a silent stream was last reconnected to prove it alive
 	retries   int
 	retryAt   time.Time
@@ -226,9 +227,7 @@ func (l *logsPane) apply(m logBatchMsg) tea.Cmd {
 	}
 	if m.opened && l.state == streamConnecting {
 		l.setState(streamOpen, nil)
-		if l.lastLine.IsZero() {
-			l.lastLine = now
-		}
+		l.openedAt = now
 	}
 	if !m.ended {
 		return l.feed.wait(l.sctx, l, l.gen)
@@ -300,12 +299,15 @@ func (l *logsPane) scheduleReconnect() tea.Cmd {
 
 // refresh is the slow tick: a following stream silent for stallAfter is reconnected.
 func (l *logsPane) refresh(force bool, _ map[string]bool) tea.Cmd {
-	if !force || !l.follow || l.state != streamOpen || l.lastLine.IsZero() {
+	if !force || !l.follow || l.state != streamOpen {
 		return nil
 	}
+	// Silent since the last line, or since the connection opened when that is later.
 	last := l.lastLine
-	if l.checked.After(last) {
-		last = l.checked
+	for _, t := range []time.Time{l.openedAt, l.checked} {
+		if t.After(last) {
+			last = t
+		}
 	}
 	if l.env.now.Sub(last) < stallAfter {
 		return nil

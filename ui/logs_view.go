@@ -109,9 +109,13 @@ func (l *logsPane) statusView() string {
 	case streamConnecting:
 		state, st = "◌ connecting", th.StreamWarn
 	case streamOpen:
-		if quiet := now.Sub(l.lastLine); quiet >= quietAfter {
+		// Quiet counts from the last line received, not from the pane's opening.
+		switch quiet := now.Sub(l.lastLine); {
+		case l.lastLine.IsZero() && now.Sub(l.openedAt) >= quietAfter:
+			state, st = "◌ quiet: no line received yet", th.StreamWarn
+		case !l.lastLine.IsZero() && quiet >= quietAfter:
 			state, st = "◌ quiet "+span(quiet.Truncate(time.Second)), th.StreamWarn
-		} else {
+		default:
 			state, st = "● streaming", th.StreamOK
 		}
 	case streamEnded:

@@ -187,6 +187,7 @@ func (m *model) opDone(msg opDoneMsg) tea.Cmd {
 	switch {
 	case res.err != nil:
 		m.setErr(res.err)
+		m.status.project = r.spec.projectID
 	case res.info != "":
 		m.status = statusLine{at: m.env.now, text: res.info, kind: statusInfo}
 	}

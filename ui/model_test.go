@@ -13,10 +13,12 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
+// countRows counts the table's rows; the status bar may name a project too (the last
+// hibernation), so it is not counted.
 func countRows(view string) int {
 	n := 0
 	for _, l := range strings.Split(view, "\n") {
-		if strings.Contains(l, "proj-") {
+		if strings.Contains(l, "proj-") && !strings.Contains(l, "last hibernation") {
 			n++
 		}
 	}

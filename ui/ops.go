@@ -237,17 +237,67 @@ const (
 	statusErr
 )
 
-// statusLine is the last thing worth telling: an error (kept until something newer replaces
-// it, so an operator looking away still sees what went wrong), a finished action, or why a key
-// did nothing.
+// How long the status line shows a message: what an action reported, or why a key did
+// nothing, is news for a moment; an error stays long enough to be read by an operator who
+// looked away, but not beside rows that have changed since. The message stays whole in the
+// help screen (?) after it left the status line. No ticker of its own: the line is drawn
+// again on the console's own ticks (the slow refresh, a running action's second).
+const (
+	infoShownFor = 5 * time.Second
+	errShownFor  = 30 * time.Second
+)
+
+// statusLine is the last thing worth telling: an error, a finished action, or why a key did
+// nothing. It expires (infoShownFor, errShownFor); an error about a project also goes once
+// that project's row changes after the error (the row then says what is true).
 type statusLine struct {
 	at   time.Time
 	text string
 	kind statusKind
+	// project is the id of the project an action's error is about ("" for none). row is
+	// that project as the first list load asked for after the error saw it (based); a
+	// later load that finds it changed ends the message.
+	project string
+	based   bool
+	row     engine.Project
+	// over is set when the row changed: the message is left to the help screen.
+	over bool
+}
+
+// shown tells whether the message is still on the status line at now.
+func (s statusLine) shown(now time.Time) bool {
+	if s.text == "" || s.over {
+		return false
+	}
+	d := infoShownFor
+	if s.kind == statusErr {
+		d = errShownFor
+	}
+	return now.Sub(s.at) < d
+}
+
+// rowLoaded takes the project list a load asked for at asked found: the first one after the
+// error is its baseline; the row changing after it ends the message (false).
+func (s *statusLine) rowLoaded(ps []engine.Project, asked time.Time) (keep bool) {
+	if s.project == "" || asked.Before(s.at) {
+		return true
+	}
+	for _, p := range ps {
+		if p.ID != s.project {
+			continue
+		}
+		if !s.based {
+			s.based, s.row = true, p
+			return true
+		}
+		return p.Status == s.row.Status && p.UpdatedAt.Equal(s.row.UpdatedAt) && p.OpID == s.row.OpID
+	}
+	// The project is gone from the list (removed): so is what the error was about.
+	return !s.based
 }
 
 func (s statusLine) view(e *env) string {
-	if s.text == "" {
+	if !s.shown(e.now) {
 		return ""
 	}
 	th := e.theme

@@ -291,7 +291,7 @@ func (p *projectsPane) slugsWithPrefix(prefix string, limit int) []string {
 
 // setProjects replaces the list after a load, keeping the cursor on the same project. It
 // returns the project that most recently went into hibernated since the previous load.
-func (p *projectsPane) setProjects(ps []engine.Project) (slept engine.Project, ok bool) {
+func (p *projectsPane) setProjects(ps []engine.Project) {
 	keep, _ := p.selected()
 	old := make(map[string]engine.Project, len(p.rows))
 	for _, r := range p.rows {
@@ -311,10 +311,6 @@ func (p *projectsPane) setProjects(ps []engine.Project) (slept engine.Project, o
 		if seen && (o.Status != pr.Status || !o.UpdatedAt.Equal(pr.UpdatedAt)) {
 			p.invalidate(pr.ID)
 		}
-		if seen && o.Status != engine.StatusHibernated && pr.Status == engine.StatusHibernated &&
-			(!ok || pr.UpdatedAt.After(slept.UpdatedAt)) {
-			slept, ok = pr, true
-		}
 	}
 	for id := range p.usage {
 		if !live[id] {
@@ -327,7 +323,6 @@ func (p *projectsPane) setProjects(ps []engine.Project) (slept engine.Project, o
 	p.rows, p.counts, p.loaded = rows, counts, true
 	p.resort()
 	p.refilter(keep.ID)
-	return slept, ok
 }
 
 // refilter rebuilds the shown rows from the sorted order; the cursor stays on keepID when it

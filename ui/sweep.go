@@ -104,10 +104,11 @@ func (s *sweepPane) render() string {
 	return b.String()
 }
 
-// sweepSeen is the status bar's word on hibernation sweeps: the last hibernation this console
-// saw happen (an event, or a reload finding a project newly hibernated) and what its own last
-// dry run said the next sweep would do. There is no "next sweep at": the schedule lives in a
-// CronJob or a timer the console cannot see, and it does not guess one.
+// sweepSeen is the status bar's word on hibernation sweeps: the last hibernation known to the
+// console (an event, or a project the store lists as hibernated, since when its record last
+// changed: when its hibernation finished) and what its own last dry run said the next sweep
+// would do. There is no "next sweep at": the schedule lives in a CronJob or a timer the
+// console cannot see, and it does not guess one.
 type sweepSeen struct {
 	// since is when the console started watching, for "none since".
 	since    time.Time
@@ -130,6 +131,21 @@ func (s *sweepSeen) hibernated(slug string, t, now time.Time) {
 	s.lastAt, s.lastSlug = t, slug
 }
 
+// listed takes the hibernated projects of a list load: the newest of them is the last
+// hibernation the store still shows (one woken since is not, unless an event told of it).
+func (s *sweepSeen) listed(ps []engine.Project, now time.Time) {
+	var newest *engine.Project
+	for i := range ps {
+		if p := &ps[i]; p.Status == engine.StatusHibernated && !p.UpdatedAt.IsZero() &&
+			(newest == nil || p.UpdatedAt.After(newest.UpdatedAt)) {
+			newest = p
+		}
+	}
+	if newest != nil {
+		s.hibernated(newest.Slug, newest.UpdatedAt, now)
+	}
+}
+
 func (s *sweepSeen) previewed(rep engine.SweepReport) {
 	s.previewAt, s.previewN = rep.AsOf, len(rep.Hibernated)
 }
@@ -139,8 +155,9 @@ func (s *sweepSeen) previewed(rep engine.SweepReport) {
 func (s *sweepSeen) view(e *env, room int) string {
 	var last, short string
 	if s.lastAt.IsZero() {
-		last = "no hibernation seen since " + s.since.In(e.loc).Format("15:04")
-		short = last
+		// None in the store's list, and none while this console watched.
+		last = "no hibernation since this console started " + ago(e.now, s.since)
+		short = "no hibernation in " + span(max(e.now.Sub(s.since), 0))
 	} else {
 		short = "last hibernation " + ago(e.now, s.lastAt)
 		last = "last hibernation " + sanitize(s.lastSlug) + " " + ago(e.now, s.lastAt)

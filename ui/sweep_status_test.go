@@ -17,8 +17,8 @@ func statusRow(h *harness) string {
 func TestStatusBarLastHibernation(t *testing.T) {
 	src := goldenFleet()
 	h := newHarness(t, src, Options{}, true).start(120, 40)
-	// notes-api was hibernated before the console started: not something it saw.
-	if got := statusRow(h); got != "no hibernation seen since 12:00" {
+	// notes-api was hibernated before the console started: the store's list tells since when.
+	if got := statusRow(h); got != "last hibernation notes-api 1h ago" {
 		t.Errorf("fresh console: %q", got)
 	}
 
@@ -55,13 +55,29 @@ func TestStatusBarLastHibernation(t *testing.T) {
 	}
 }
 
+// With no project hibernated and none seen, the status bar says for how long it watched.
+func TestStatusBarNoHibernation(t *testing.T) {
+	src := goldenFleet()
+	src.setProject("p2", func(p *engine.Project) { p.Status = engine.StatusActive })
+	h := newHarness(t, src, Options{}, true).start(120, 40)
+	if got := statusRow(h); got != "no hibernation since this console started just now" {
+		t.Errorf("fresh console: %q", got)
+	}
+	src.setNow(t0.Add(12 * time.Minute))
+	h.send(refreshTickMsg{})
+	if got := statusRow(h); got != "no hibernation since this console started 12m ago" {
+		t.Errorf("12 minutes in: %q", got)
+	}
+}
+
 func TestStatusBarSweepPreview(t *testing.T) {
 	src := goldenFleet() // blog is 42m idle: the dry run takes it
+	src.setProject("p2", func(p *engine.Project) { p.Status, p.LastActivity = engine.StatusActive, t0 })
 	h := newHarness(t, src, Options{}, true).start(120, 40)
 	h.press(":")
 	h.typeText("sweep")
 	h.press("enter")
-	want := "no hibernation seen since 12:00 · dry run just now: next sweep hibernates 1"
+	want := "no hibernation since this console started just now · dry run just now: next sweep hibernates 1"
 	if got := statusRow(h); got != want {
 		t.Errorf("after :sweep: %q, want %q", got, want)
 	}
@@ -73,8 +89,8 @@ func TestStatusBarSweepPreview(t *testing.T) {
 	}
 
 	// A long message keeps its room; the sweep account shortens, then goes.
-	h.send(hintMsg{text: strings.Repeat("x", 60)})
-	if got := statusRow(h); !strings.HasSuffix(got, "no hibernation seen since 12:00") {
+	h.send(hintMsg{text: strings.Repeat("x", 70)})
+	if got := statusRow(h); !strings.HasSuffix(got, "no hibernation in 2m") {
 		t.Errorf("next to a message: %q", got)
 	}
 	h.send(hintMsg{text: strings.Repeat("x", 100)})

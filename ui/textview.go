@@ -16,6 +16,7 @@ type textKeys struct {
 	navKeys
 	Left  key.Binding
 	Right key.Binding
+	Wrap  key.Binding
 }
 
 func newTextKeys() textKeys {
@@ -23,17 +24,25 @@ func newTextKeys() textKeys {
 		navKeys: newNavKeys(),
 		Left:    key.NewBinding(key.WithKeys("left"), key.WithHelp("←", "scroll left")),
 		Right:   key.NewBinding(key.WithKeys("right"), key.WithHelp("→", "scroll right")),
+		Wrap:    key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wrap")),
 	}
 }
 
 // sideStep is how far one left/right moves the text.
 const sideStep = 8
 
-// keyMap is the help for a text view: the sideways keys only when some line is cut.
+// keyMap is the help for a text view: the sideways keys only when some line is cut, wrap
+// when some line is wider than the screen.
 func (t *textView) keyMap(k textKeys) staticKeys {
 	short := []keyBinding{k.Up, k.Down, k.PageDown}
 	full := k.bindings()
-	if t.wide > t.w {
+	if t.wide > t.w || t.wrap {
+		wrap := k.Wrap
+		wrap.SetHelp("w", pick(t.wrap, "no wrap", "wrap"))
+		short = append(short, wrap)
+		full = append(full, wrap)
+	}
+	if t.wide > t.w && !t.wrap {
 		short = append(short, k.Right, k.Left)
 		full = append(full, k.Left, k.Right)
 	}
@@ -43,7 +52,10 @@ func (t *textView) keyMap(k textKeys) staticKeys {
 // textView is a scrollable block of read-only text (describe output, the sweep preview). The
 // text is split into lines once, when it arrives; a frame renders only the lines on screen.
 type textView struct {
+	// raw is the text's lines; lines is what is shown: raw, or raw wrapped to the width.
+	raw   []string
 	lines []string
+	wrap  bool
 	top   int
 	// left is the first column shown; wide is the widest line's width.
 	left int
@@ -53,28 +65,58 @@ type textView struct {
 
 func (t *textView) setText(s string) {
 	s = strings.ReplaceAll(s, "\t", "    ")
-	t.lines = strings.Split(strings.TrimRight(s, "\n"), "\n")
+	t.raw = strings.Split(strings.TrimRight(s, "\n"), "\n")
 	t.wide = 0
-	for i, l := range t.lines {
-		t.lines[i] = sanitize(l)
-		t.wide = max(t.wide, ansi.StringWidth(t.lines[i]))
+	for i, l := range t.raw {
+		t.raw[i] = sanitize(l)
+		t.wide = max(t.wide, ansi.StringWidth(t.raw[i]))
+	}
+	t.layout()
+}
+
+func (t *textView) setSize(w, h int) {
+	resized := w != t.w
+	t.w, t.h = w, h
+	if resized && t.wrap {
+		t.layout()
+		return
 	}
 	t.clamp()
 }
 
-func (t *textView) setSize(w, h int) {
-	t.w, t.h = w, h
+// layout rebuilds the shown lines: only when the text, the width or wrap change, never per
+// frame. Wrapping cuts at the width and keeps every space (a table, a script's indentation).
+func (t *textView) layout() {
+	if !t.wrap || t.wide <= t.w || t.w <= 0 {
+		t.lines = t.raw
+	} else {
+		t.lines = make([]string, 0, len(t.raw))
+		for _, l := range t.raw {
+			if ansi.StringWidth(l) <= t.w {
+				t.lines = append(t.lines, l)
+				continue
+			}
+			t.lines = append(t.lines, strings.Split(ansi.Hardwrap(l, t.w, true), "\n")...)
+		}
+	}
 	t.clamp()
 }
 
 func (t *textView) clamp() {
 	t.top = max(min(t.top, len(t.lines)-t.h), 0)
+	if t.wrap {
+		t.left = 0
+	}
 	t.left = max(min(t.left, t.wide-t.w), 0)
 }
 
 // scroll applies a navigation key; every key moves the text, there is no cursor.
 func (t *textView) scroll(k textKeys, msg tea.KeyPressMsg) bool {
 	switch {
+	case key.Matches(msg, k.Wrap):
+		t.wrap = !t.wrap
+		t.layout()
+		return true
 	case key.Matches(msg, k.Left):
 		t.left -= sideStep
 	case key.Matches(msg, k.Right):

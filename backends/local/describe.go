@@ -41,6 +41,8 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTAINER\tSTATE\tPID\tPORT\tUPTIME\tURL\tCOMMAND")
 	now := time.Now()
+	// Commands the table had to shorten are written out whole below it.
+	var whole []string
 	for _, name := range names {
 		rec, err := readRecordFile(r.recordPath(p.Slug, name))
 		if err != nil {
@@ -51,6 +53,9 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		pid, port, uptime, url, command := "-", "-", "-", "-", "-"
 		if rec != nil {
 			command = oneLine(rec.Command, 60)
+			if full := strings.TrimSpace(rec.Command); command != full {
+				whole = append(whole, "\ncommand of "+name+":\n  "+strings.ReplaceAll(full, "\n", "\n  ")+"\n")
+			}
 		}
 		state := string(st.State)
 		if st.State == engine.ContainerRunning {
@@ -68,6 +73,9 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	}
 	if err := tw.Flush(); err != nil {
 		return "", fmt.Errorf("describe %s: %w", p.Slug, err)
+	}
+	for _, w := range whole {
+		b.WriteString(w)
 	}
 	return b.String(), nil
 }

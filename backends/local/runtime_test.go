@@ -875,3 +875,18 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+// A command the table shortens (a long line, a script of several) is written out whole.
+func TestDescribeWholeCommand(t *testing.T) {
+	f := newFixture(t)
+	long := "# start the dev server\nexport GREETING=" + strings.Repeat("x", 70) + "\nexec sleep 300"
+	f.start("web", long)
+	out, err := f.r.Describe(t.Context(), f.p, []engine.Container{{Name: "web"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "command of web:\n  # start the dev server\n  export GREETING=" + strings.Repeat("x", 70) + "\n  exec sleep 300\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("Describe does not show the whole command:\n%s", out)
+	}
+}

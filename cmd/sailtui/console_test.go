@@ -87,7 +87,7 @@ func (s *tmuxSession) exited() bool {
 func TestConsoleDemo(t *testing.T) {
 	c := newCLI(t)
 	s := startConsole(t, c, "--demo")
-	s.waitFor("storefront", "blog", "notes-api", "hibernated", "active", "no hibernation seen since")
+	s.waitFor("storefront", "blog", "notes-api", "hibernated", "active", "last hibernation")
 	// o sorts by the next column (status: active before hibernated), O reverses it.
 	s.keys("o")
 	s.waitFor("↑STATUS")
