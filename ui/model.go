@@ -246,7 +246,7 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.cycle(1)
 	case key.Matches(msg, m.keys.PrevPane):
 		return m.cycle(-1)
-	case key.Matches(msg, m.keys.Back) && len(m.stack) > 1:
+	case key.Matches(msg, m.keys.Back) && len(m.stack) > 1 && !m.paneTakesEsc():
 		m.pop()
 		return nil
 	}
@@ -262,6 +262,13 @@ func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 		return m.cmd.update(msg)
 	}
 	return m.top().paste(msg)
+}
+
+// paneTakesEsc tells that esc undoes something in the pane on top (a filter, a search)
+// rather than going back.
+func (m *model) paneTakesEsc() bool {
+	e, ok := m.top().(escTaker)
+	return ok && e.takesEsc()
 }
 
 // capturing is true while the pane on top takes text input.
