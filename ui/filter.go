@@ -164,16 +164,15 @@ func (f *filterBox) editKeys() help.KeyMap {
 	return staticKeys{short: ks, full: [][]keyBinding{ks}}
 }
 
-// listKeys are the filter's keys in a pane's help: `/`, and esc while one is applied.
-func (f *filterBox) listKeys() []keyBinding {
-	if f.clearable() {
-		return []keyBinding{f.keys.Filter, f.keys.Clear}
-	}
-	return []keyBinding{f.keys.Filter}
-}
+// listKeys are the filter's keys in a pane's help.
+func (f *filterBox) listKeys() []keyBinding { return []keyBinding{f.keys.Filter} }
+
+// escKey is esc clearing the filter, while one is applied.
+func (f *filterBox) escKey() (keyBinding, bool) { return f.keys.Clear, f.clearable() }
 
 // escTaker is a pane with something for esc to undo before it leaves the screen (a filter or
-// a search applied): the root hands it esc instead of going back.
+// a search applied): the root hands it esc instead of going back, and help shows what esc
+// does there in place of "esc back". ok is false when there is nothing to undo.
 type escTaker interface {
-	takesEsc() bool
+	escKey() (b keyBinding, ok bool)
 }

@@ -81,6 +81,8 @@ type helpKeys struct {
 	global globalKeys
 	// back is offered only when there is somewhere to go back to.
 	back bool
+	// esc, when set, is what esc does in the pane instead (clear its filter, its search).
+	esc *keyBinding
 	// capturing: the pane takes text, so q and ? are letters and only its own keys apply.
 	capturing bool
 }
@@ -90,7 +92,10 @@ func (h helpKeys) globals() []key.Binding {
 		return nil
 	}
 	bs := []key.Binding{h.global.Help}
-	if h.back {
+	switch {
+	case h.esc != nil:
+		bs = append(bs, *h.esc)
+	case h.back:
 		bs = append(bs, h.global.Back)
 	}
 	return append(bs, h.global.Quit)

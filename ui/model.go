@@ -264,11 +264,18 @@ func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 	return m.top().paste(msg)
 }
 
-// paneTakesEsc tells that esc undoes something in the pane on top (a filter, a search)
-// rather than going back.
+// paneEsc is what esc does in the pane on top when that is not going back (clearing a filter
+// or a search); ok is false when esc goes back.
+func (m *model) paneEsc() (keyBinding, bool) {
+	if e, ok := m.top().(escTaker); ok {
+		return e.escKey()
+	}
+	return keyBinding{}, false
+}
+
 func (m *model) paneTakesEsc() bool {
-	e, ok := m.top().(escTaker)
-	return ok && e.takesEsc()
+	_, ok := m.paneEsc()
+	return ok
 }
 
 // capturing is true while the pane on top takes text input.

@@ -115,7 +115,11 @@ func (m *model) helpKeys() helpKeys {
 	case m.cmd.active:
 		return helpKeys{pane: m.cmd.keyMap(), global: m.keys, capturing: true}
 	}
-	return helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1 && !m.paneTakesEsc(), capturing: m.capturing()}
+	hk := helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: m.capturing()}
+	if esc, ok := m.paneEsc(); ok {
+		hk.esc = &esc
+	}
+	return hk
 }
 
 func (m *model) helpBody() []string {

@@ -144,6 +144,9 @@ func (p *projectsPane) setSize(w, h int) {
 // inputLine is the filter while it is typed.
 func (p *projectsPane) inputLine() (string, *tea.Cursor, bool) { return p.filter.inputLine() }
 
+// escKey: esc clears the filter applied.
+func (p *projectsPane) escKey() (keyBinding, bool) { return p.filter.escKey() }
+
 // paste goes into the filter while it is typed.
 func (p *projectsPane) paste(msg tea.PasteMsg) tea.Cmd {
 	if !p.filter.editing {

@@ -108,8 +108,8 @@ func (t *tablePane[T]) paste(msg tea.PasteMsg) tea.Cmd {
 	return t.updateFilter(msg)
 }
 
-// takesEsc: esc clears a filter before it goes back.
-func (t *tablePane[T]) takesEsc() bool { return t.filter.clearable() }
+// escKey: esc clears a filter before it goes back.
+func (t *tablePane[T]) escKey() (keyBinding, bool) { return t.filter.escKey() }
 
 // refilter rebuilds the shown rows; the cursor stays on its row when that still passes.
 func (t *tablePane[T]) refilter() {
