@@ -77,6 +77,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		lastContainer: map[string]string{},
 	}
 	m.cmd.slugs = pp.slugsWithPrefix
+	m.cmd.containers = m.containerNames
 	e.after = func(d time.Duration, msg tea.Msg) tea.Cmd { return m.live.after(d, msg) }
 	return m
 }
@@ -242,6 +243,8 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, m.keys.Command):
 		return m.cmd.open()
+	case key.Matches(msg, m.keys.Last):
+		return m.lastCommand()
 	case key.Matches(msg, m.keys.NextPane):
 		return m.cycle(1)
 	case key.Matches(msg, m.keys.PrevPane):

@@ -133,7 +133,7 @@ func (m *model) helpBody() []string {
 			lines = append(lines, "  "+th.Value.Render(l))
 		}
 	}
-	lines = append(lines, "", th.Title.Render("Commands")+th.Muted.Render("  (: then tab completes)"))
+	lines = append(lines, "", th.Title.Render("Commands")+th.Muted.Render("  (: then tab completes, ↑ recalls)"))
 	for _, c := range commands {
 		name := ":" + c.name
 		if c.args != "" {
