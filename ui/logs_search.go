@@ -88,10 +88,10 @@ func (l *logsPane) whyMatch() string {
 	return ""
 }
 
-// jump makes the next match older (dir -1) or newer (1) than the current one the current
-// match, and brings it to the middle of the screen, leaving follow so it stays put. Without a current
-// match on screen (none yet, or scrolled away from it), n takes the newest match at or above
-// the bottom line and N the oldest at or below the top one: no match on screen is skipped.
+// jump makes the match older (dir -1) or newer (1) than the current one current and brings
+// it to the middle of the screen, leaving follow so it stays put. Without a current match on
+// screen (none yet, or scrolled away from it), n takes the newest match at or above the bottom
+// line and N the oldest at or below the top one: no match on screen is skipped.
 func (l *logsPane) jump(dir int) tea.Cmd {
 	if l.re == nil || l.ring.len() == 0 {
 		return nil
