@@ -51,6 +51,8 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 	c.tablePane = tablePane[engine.ContainerView]{
 		env:      e,
 		navKeys:  newNavKeys(),
+		filter:   newFilterBox(e),
+		noun:     "container",
 		cols:     containerColumns,
 		rowID:    func(cv engine.ContainerView) string { return cv.Name },
 		rowCells: c.cells,
@@ -160,7 +162,7 @@ func (c *containersPane) info() string {
 	s := "Containers"
 	switch {
 	case c.loaded:
-		s += fmt.Sprintf("  %d", len(c.rows))
+		s += "  " + c.count("")
 	case c.gate.loading:
 		s += "  loading…"
 	}

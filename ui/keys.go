@@ -13,6 +13,7 @@ type globalKeys struct {
 	Help      key.Binding
 	Back      key.Binding
 	Command   key.Binding
+	Last      key.Binding
 	NextPane  key.Binding
 	PrevPane  key.Binding
 }
@@ -24,6 +25,7 @@ func newGlobalKeys() globalKeys {
 		Help:      key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Back:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back")),
 		Command:   key.NewBinding(key.WithKeys(":"), key.WithHelp(":", "command")),
+		Last:      key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "last command")),
 		NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane:  key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous pane")),
 	}
@@ -81,6 +83,8 @@ type helpKeys struct {
 	global globalKeys
 	// back is offered only when there is somewhere to go back to.
 	back bool
+	// esc, when set, is what esc does in the pane instead (clear its filter, its search).
+	esc *keyBinding
 	// capturing: the pane takes text, so q and ? are letters and only its own keys apply.
 	capturing bool
 }
@@ -90,7 +94,10 @@ func (h helpKeys) globals() []key.Binding {
 		return nil
 	}
 	bs := []key.Binding{h.global.Help}
-	if h.back {
+	switch {
+	case h.esc != nil:
+		bs = append(bs, *h.esc)
+	case h.back:
 		bs = append(bs, h.global.Back)
 	}
 	return append(bs, h.global.Quit)
@@ -103,7 +110,7 @@ func (h helpKeys) ShortHelp() []key.Binding {
 func (h helpKeys) FullHelp() [][]key.Binding {
 	g := h.globals()
 	if !h.capturing {
-		g = append(g, h.global.Command, h.global.NextPane, h.global.PrevPane)
+		g = append(g, h.global.Command, h.global.Last, h.global.NextPane, h.global.PrevPane)
 	}
 	return append(h.pane.FullHelp(), append(g, h.global.ForceQuit))
 }

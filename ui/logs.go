@@ -52,6 +52,8 @@ type logsKeys struct {
 	Tail       key.Binding
 	Save       key.Binding
 	Reconnect  key.Binding
+	// Clear is esc on a search (or a filter) applied: it goes before the pane does.
+	Clear key.Binding
 	// While the search is typed.
 	Accept key.Binding
 	Cancel key.Binding
@@ -69,6 +71,7 @@ func newLogsKeys() logsKeys {
 		Tail:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "tail size")),
 		Save:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save to file")),
 		Reconnect:  key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "reconnect")),
+		Clear:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search")),
 		Accept:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "search")),
 		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear search")),
 	}
@@ -113,13 +116,23 @@ type logsPane struct {
 	input     textinput.Model
 	query     string
 	re        *regexp.Regexp
+	// cur is the current match (when hasCur): n and N go on from it.
+	cur    int64
+	hasCur bool
+
+	// filter shows only the lines that match it (&); shown is their seqs while it is on,
+	// hits the seqs of the search's matches among the lines shown (logs_filter.go).
+	filter filterBox
+	shown  seqIndex
+	hits   seqIndex
 }
 
 func newLogsPane(e *env, p engine.Project, container string) *logsPane {
 	l := &logsPane{
 		env: e, keys: newLogsKeys(), proj: p, container: container,
 		ring: newLogRing(logRingLines), follow: true, tailIdx: 1,
-		input: newInput(e, "/", "search (regex or text)"),
+		input:  newInput(e, "/", "search (regex or text)"),
+		filter: newLogsFilter(e),
 	}
 	k := l.keys
 	l.actions = newActions(e.readOnly,
@@ -129,6 +142,7 @@ func newLogsPane(e *env, p engine.Project, container string) *logsPane {
 		action{key: k.Search, do: l.startSearch},
 		action{key: k.Next, why: l.whyMatch, do: func() tea.Cmd { return l.jump(-1) }},
 		action{key: k.Prev, why: l.whyMatch, do: func() tea.Cmd { return l.jump(1) }},
+		action{key: l.filter.keys.Filter, do: l.filter.start},
 		action{key: k.Tail, label: func() string {
 			return fmt.Sprintf("tail %d→%d", tailSizes[l.tailIdx], tailSizes[(l.tailIdx+1)%len(tailSizes)])
 		}, do: l.cycleTail},
@@ -160,6 +174,9 @@ func (l *logsPane) pointsAt() (string, bool)        { return l.container, true }
 
 func (l *logsPane) info() string {
 	s := plural(l.ring.len(), "line")
+	if l.filtering() {
+		s = fmt.Sprintf("%d of %s", l.shownLen(), s)
+	}
 	if l.dropped > 0 {
 		s += fmt.Sprintf(" (%d dropped)", l.dropped)
 	}
@@ -169,6 +186,7 @@ func (l *logsPane) info() string {
 func (l *logsPane) setSize(w, h int) {
 	l.w, l.h = w, h
 	l.input.SetWidth(max(w-2, 1))
+	l.filter.setWidth(w)
 }
 
 func (l *logsPane) open() tea.Cmd { return l.connect(tailSizes[l.tailIdx], false, true) }
@@ -188,6 +206,7 @@ func (l *logsPane) connect(tail int, dedupe, clear bool) tea.Cmd {
 	if clear {
 		l.ring.reset()
 		l.dropped = 0
+		l.index(l.ring.end())
 	}
 	l.dedupe = dedupe && l.ring.len() > 0
 	l.reconnect = false
@@ -211,6 +230,7 @@ func (l *logsPane) apply(m logBatchMsg) tea.Cmd {
 	if m.gen != l.gen {
 		return nil // from a stream already replaced
 	}
+	from := l.ring.end()
 	lines := m.lines
 	if l.dedupe && len(lines) > 0 {
 		lines = l.skipSeen(lines)
@@ -220,6 +240,7 @@ func (l *logsPane) apply(m logBatchMsg) tea.Cmd {
 	for _, s := range lines {
 		l.ring.push(logLine{text: s, at: now})
 	}
+	l.index(from)
 	l.dropped += m.dropped
 	if len(lines) > 0 {
 		l.lastLine = now
@@ -341,6 +362,9 @@ func (l *logsPane) keyMap() help.KeyMap {
 		ks := []keyBinding{k.Accept, k.Cancel}
 		return staticKeys{short: ks, full: [][]keyBinding{ks}}
 	}
+	if l.filter.editing {
+		return l.filter.editKeys()
+	}
 	acts := l.actions.available()
 	return staticKeys{short: acts, full: [][]keyBinding{k.bindings(), acts}}
 }
@@ -349,6 +373,13 @@ func (l *logsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 	if l.searching {
 		return l.updateSearch(msg)
 	}
+	if l.filter.editing {
+		return l.updateFilter(msg)
+	}
+	if key.Matches(msg, l.keys.Clear) && l.takesEsc() {
+		l.clearOne()
+		return nil
+	}
 	if l.scroll(msg) {
 		return nil
 	}
@@ -356,14 +387,12 @@ func (l *logsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 	return cmd
 }
 
-// scroll moves the view; moving up leaves follow, reaching the newest line (G) resumes it.
+// scroll moves the view over the lines shown; moving up leaves follow, reaching the newest
+// line (G) resumes it.
 func (l *logsPane) scroll(msg tea.KeyPressMsg) bool {
 	k := l.keys
-	page := int64(max(l.h-2, 1))
-	cur := l.ring.end() - 1
-	if !l.follow {
-		cur = l.bottom
-	}
+	page := max(l.h-2, 1)
+	cur := l.bottomPos()
 	switch {
 	case key.Matches(msg, k.Up):
 		cur--
@@ -374,23 +403,23 @@ func (l *logsPane) scroll(msg tea.KeyPressMsg) bool {
 	case key.Matches(msg, k.PageDown):
 		cur += page
 	case key.Matches(msg, k.Top):
-		cur = l.ring.start() + page - 1
+		cur = page - 1
 	case key.Matches(msg, k.Bottom):
 		l.follow = true
 		return true
 	default:
 		return false
 	}
-	last := l.ring.end() - 1
+	last := l.shownLen() - 1
 	if cur >= last {
 		// Scrolling down past the newest line is following again, as in less +F.
-		if key.Matches(msg, k.Down, k.PageDown) {
+		if key.Matches(msg, k.Down, k.PageDown) || last < 0 {
 			l.follow = true
 			return true
 		}
 		cur = last
 	}
 	l.follow = false
-	l.bottom = max(cur, min(l.ring.start()+page-1, last))
+	l.bottom = l.seqAt(max(cur, min(page-1, last)))
 	return true
 }

@@ -42,20 +42,26 @@ func (l *logsPane) updateSearch(msg tea.Msg) tea.Cmd {
 	return cmd
 }
 
-// inputLine is the search while it is typed.
+// inputLine is the search or the filter while it is typed.
 func (l *logsPane) inputLine() (string, *tea.Cursor, bool) {
+	if l.filter.editing {
+		return l.filter.inputLine()
+	}
 	if !l.searching {
 		return "", nil, false
 	}
 	return l.input.View(), l.input.Cursor(), true
 }
 
-// paste goes into the search while it is typed.
+// paste goes into the search or the filter while it is typed.
 func (l *logsPane) paste(msg tea.PasteMsg) tea.Cmd {
-	if !l.searching {
-		return nil
+	switch {
+	case l.filter.editing:
+		return l.updateFilter(msg)
+	case l.searching:
+		return l.updateSearch(msg)
 	}
-	return l.updateSearch(msg)
+	return nil
 }
 
 // setQuery compiles a search: a case-insensitive regular expression, or the text itself when
@@ -63,6 +69,8 @@ func (l *logsPane) paste(msg tea.PasteMsg) tea.Cmd {
 func (l *logsPane) setQuery(q string) {
 	l.query = q
 	l.re = nil
+	l.hasCur = false
+	defer l.reindex()
 	if q == "" {
 		return
 	}
@@ -80,27 +88,55 @@ func (l *logsPane) whyMatch() string {
 	return ""
 }
 
-// jump moves to the next match older (dir -1) or newer (1) than the line in the middle of
-// the screen, leaving follow so the match stays put.
+// jump makes the match older (dir -1) or newer (1) than the current one current and brings
+// it to the middle of the screen, leaving follow so it stays put. Without a current match on
+// screen (none yet, or scrolled away from it), n takes the newest match at or above the bottom
+// line and N the oldest at or below the top one: no match on screen is skipped.
 func (l *logsPane) jump(dir int) tea.Cmd {
 	if l.re == nil || l.ring.len() == 0 {
 		return nil
 	}
-	half := int64(max(l.h-2, 1) / 2)
-	from := l.ring.end() - 1
-	if !l.follow {
-		from = l.bottom - half
+	if l.hits.len() == 0 {
+		return hintCmd(fmt.Sprintf("no match for /%s", l.query))
+	}
+	rows := max(l.h-1, 1)
+	bottom := l.bottomPos()
+	top := max(bottom-rows+1, 0)
+	var i int
+	if p := l.curPos(); p >= top && p <= bottom {
+		i = l.hits.firstFrom(l.cur) + dir
 	} else if dir < 0 {
-		from = l.ring.end() // the newest line is a candidate too
+		i = l.hits.lastUpTo(l.seqAt(max(bottom, 0)))
+	} else {
+		i = l.hits.firstFrom(l.seqAt(top))
 	}
-	for s := from + int64(dir); s >= l.ring.start() && s < l.ring.end(); s += int64(dir) {
-		if ln := l.ring.at(s); !ln.marker && l.re.MatchString(ln.text) {
-			l.follow = false
-			l.bottom = min(s+half, l.ring.end()-1)
-			return nil
-		}
+	if i < 0 || i >= l.hits.len() {
+		return hintCmd(fmt.Sprintf("no %s match for /%s", map[int]string{-1: "older", 1: "newer"}[dir], l.query))
 	}
-	return hintCmd(fmt.Sprintf("no %s match for /%s", map[int]string{-1: "older", 1: "newer"}[dir], l.query))
+	l.cur, l.hasCur = l.hits.at(i), true
+	l.follow = false
+	half := max(l.h-2, 1) / 2
+	l.bottom = l.seqAt(min(l.posOf(l.cur)+half, l.shownLen()-1))
+	return nil
+}
+
+// curPos is the position of the current match among the lines shown (-1 without one).
+func (l *logsPane) curPos() int {
+	if !l.hasCur {
+		return -1
+	}
+	return l.posOf(l.cur)
+}
+
+// matchCount is the search's place in its matches, "3/12", or their number without a current one.
+func (l *logsPane) matchCount() string {
+	if l.hasCur {
+		return fmt.Sprintf("%d/%d", l.hits.firstFrom(l.cur)+1, l.hits.len())
+	}
+	if l.hits.len() == 1 {
+		return "1 match"
+	}
+	return fmt.Sprintf("%d matches", l.hits.len())
 }
 
 func (l *logsPane) whySave() string {

@@ -24,20 +24,23 @@ func (l *logsPane) view() string {
 		lines = append(lines, th.Muted.Render(msg))
 		return block(lines, l.w, l.h)
 	}
+	if l.shownLen() == 0 {
+		th := l.env.theme
+		msg := "  no line matches &" + sanitize(l.filter.flt.raw) + "  (esc clears the filter)"
+		return block(append(lines, th.Muted.Render(msg)), l.w, l.h)
+	}
 	lines = append(lines, l.window(rows)...)
 	return block(lines, l.w, l.h)
 }
 
 // window renders the rows ending at the bottom line, newest at the bottom: it walks back from
-// there and stops once the screen is full, so the cost is the screen's, not the log's.
+// there over the lines shown and stops once the screen is full, so the cost is the screen's,
+// not the log's.
 func (l *logsPane) window(rows int) []string {
-	bottom := l.ring.end() - 1
-	if !l.follow {
-		bottom = max(min(l.bottom, bottom), l.ring.start())
-	}
 	var rev []string
-	for s := bottom; s >= l.ring.start() && len(rev) < rows; s-- {
-		r := l.renderLine(l.ring.at(s))
+	for i := l.bottomPos(); i >= 0 && len(rev) < rows; i-- {
+		s := l.seqAt(i)
+		r := l.renderLine(l.ring.at(s), l.hasCur && s == l.cur)
 		for i := len(r) - 1; i >= 0 && len(rev) < rows; i-- {
 			rev = append(rev, r[i])
 		}
@@ -49,34 +52,48 @@ func (l *logsPane) window(rows int) []string {
 	return out
 }
 
-// renderLine renders one log line: one row, or several when wrapping.
-func (l *logsPane) renderLine(ln logLine) []string {
+// renderLine renders one log line: one row, or several when wrapping. The current match
+// carries the selection marker in front, and its matches the selection's colours.
+func (l *logsPane) renderLine(ln logLine, current bool) []string {
 	th := l.env.theme
 	prefix := ""
+	if current {
+		prefix = th.Match.Render(strings.TrimSpace(selMarker)) + " "
+	}
 	if l.stamps {
-		prefix = th.LogTime.Render(ln.at.In(l.env.loc).Format(stampLayout))
+		prefix += th.LogTime.Render(ln.at.In(l.env.loc).Format(stampLayout))
+	}
+	hl := l.highlight
+	if current {
+		hl = l.highlightCurrent
 	}
 	avail := max(l.w-width(prefix), 1)
 	if ln.marker {
 		return []string{prefix + th.LogMarker.Render(ansi.Truncate(ln.text, avail, "…"))}
 	}
 	if !l.wrap {
-		return []string{prefix + l.highlight(ansi.Truncate(ln.text, avail, "…"))}
+		return []string{prefix + hl(ansi.Truncate(ln.text, avail, "…"))}
 	}
 	parts := strings.Split(ansi.Hardwrap(ln.text, avail, true), "\n")
 	pad := strings.Repeat(" ", width(prefix))
 	for i, p := range parts {
 		if i == 0 {
-			parts[i] = prefix + l.highlight(p)
+			parts[i] = prefix + hl(p)
 		} else {
-			parts[i] = pad + l.highlight(p)
+			parts[i] = pad + hl(p)
 		}
 	}
 	return parts
 }
 
 // highlight styles the search matches in one row of plain text.
-func (l *logsPane) highlight(s string) string {
+func (l *logsPane) highlight(s string) string { return l.mark(s, l.env.theme.Match) }
+
+// highlightCurrent styles the matches of the current match's line.
+func (l *logsPane) highlightCurrent(s string) string { return l.mark(s, l.env.theme.Selected) }
+
+// mark styles the search matches in one row of plain text with st.
+func (l *logsPane) mark(s string, st lipgloss.Style) string {
 	th := l.env.theme
 	if l.re == nil {
 		return th.Value.Render(s)
@@ -92,7 +109,7 @@ func (l *logsPane) highlight(s string) string {
 			continue
 		}
 		b.WriteString(th.Value.Render(s[at:m[0]]))
-		b.WriteString(th.Match.Render(s[m[0]:m[1]]))
+		b.WriteString(st.Render(s[m[0]:m[1]]))
 		at = m[1]
 	}
 	b.WriteString(th.Value.Render(s[at:]))
@@ -130,8 +147,11 @@ func (l *logsPane) statusView() string {
 		"follow " + onOff(l.follow), "wrap " + onOff(l.wrap), "time " + onOff(l.stamps),
 		fmt.Sprintf("tail %d", tailSizes[l.tailIdx]),
 	}
+	if l.filtering() {
+		parts = append(parts, "&"+sanitize(l.filter.flt.raw))
+	}
 	if l.query != "" {
-		parts = append(parts, "/"+sanitize(l.query))
+		parts = append(parts, "/"+sanitize(l.query)+" "+l.matchCount())
 	}
 	return st.Render(state) + th.Muted.Render("  "+strings.Join(parts, " · "))
 }

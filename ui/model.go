@@ -77,6 +77,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		lastContainer: map[string]string{},
 	}
 	m.cmd.slugs = pp.slugsWithPrefix
+	m.cmd.containers = m.containerNames
 	e.after = func(d time.Duration, msg tea.Msg) tea.Cmd { return m.live.after(d, msg) }
 	return m
 }
@@ -243,11 +244,13 @@ func (m *model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, m.keys.Command):
 		return m.cmd.open()
+	case key.Matches(msg, m.keys.Last):
+		return m.lastCommand()
 	case key.Matches(msg, m.keys.NextPane):
 		return m.cycle(1)
 	case key.Matches(msg, m.keys.PrevPane):
 		return m.cycle(-1)
-	case key.Matches(msg, m.keys.Back) && len(m.stack) > 1:
+	case key.Matches(msg, m.keys.Back) && len(m.stack) > 1 && !m.paneTakesEsc():
 		m.pop()
 		return nil
 	}
@@ -263,6 +266,20 @@ func (m *model) paste(msg tea.PasteMsg) tea.Cmd {
 		return m.cmd.update(msg)
 	}
 	return m.top().paste(msg)
+}
+
+// paneEsc is what esc does in the pane on top when that is not going back (clearing a filter
+// or a search); ok is false when esc goes back.
+func (m *model) paneEsc() (keyBinding, bool) {
+	if e, ok := m.top().(escTaker); ok {
+		return e.escKey()
+	}
+	return keyBinding{}, false
+}
+
+func (m *model) paneTakesEsc() bool {
+	_, ok := m.paneEsc()
+	return ok
 }
 
 // capturing is true while the pane on top takes text input.

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -204,11 +205,10 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		if !ok {
 			return hintCmd(":logs: no project selected")
 		}
-		name := msg.arg
-		if name == "" {
-			name = m.knownContainer(p)
+		if msg.arg != "" {
+			return m.logsOf(p, msg.arg)
 		}
-		if name != "" {
+		if name := m.knownContainer(p); name != "" {
 			return m.show(kindLogs, p, name)
 		}
 		// No container pointed at yet: the containers pane opens the first one's logs, once
@@ -220,6 +220,69 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		return cmd
 	}
 	return nil
+}
+
+// logsOf shows the log of container name of project p once the runtime says p has it; a name
+// it does not have is refused with the ones it has, rather than opening a pane that retries
+// forever.
+func (m *model) logsOf(p engine.Project, name string) tea.Cmd {
+	ctx, src := m.env.ctx, m.env.src
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
+		defer cancel()
+		pr, cs, err := src.Containers(ctx, p.ID)
+		if err != nil {
+			return errMsg{err: fmt.Errorf(":logs %s: %w", name, err)}
+		}
+		names := make([]string, len(cs))
+		for i, c := range cs {
+			if c.Name == name {
+				return showMsg{kind: kindLogs, project: pr, container: name}
+			}
+			names[i] = c.Name
+		}
+		has := "it has none"
+		if len(names) > 0 {
+			has = "it has " + strings.Join(names, ", ")
+		}
+		return hintMsg{text: fmt.Sprintf(":logs: %s has no container %q; %s", pr.Slug, name, has)}
+	}
+}
+
+// containerNames are the containers known of the current project (from a containers pane on
+// screen), for completing :logs.
+func (m *model) containerNames() []string {
+	p, ok := m.currentProject()
+	if !ok {
+		return nil
+	}
+	for _, s := range m.stack {
+		if c, ok := s.(*containersPane); ok && c.proj.ID == p.ID && c.loaded {
+			out := make([]string, len(c.rows))
+			for i, r := range c.rows {
+				out[i] = r.Name
+			}
+			return out
+		}
+	}
+	if name := m.lastContainer[p.ID]; name != "" {
+		return []string{name}
+	}
+	return nil
+}
+
+// lastCommand is `-`: the previous command line again (k9s: it toggles between the last two).
+func (m *model) lastCommand() tea.Cmd {
+	line, ok := m.cmd.last()
+	if !ok {
+		return hintCmd("no command yet (: runs one; - then runs the previous one again)")
+	}
+	run, why := parseCommand(line)
+	if why != "" {
+		return hintCmd(why)
+	}
+	m.cmd.remember(line)
+	return msgCmd(run)
 }
 
 // undeleteProject brings removed project slug back (the CLI's project undelete): it is not in

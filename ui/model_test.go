@@ -100,7 +100,7 @@ func TestFilter(t *testing.T) {
 		v := h.plainView()
 		for _, p := range ps {
 			if got, exp := strings.Contains(v, p.Slug), contains(want, p.Slug); got != exp {
-				t.Errorf("filter %q: %s shown=%v, want %v\n%s", h.m.projects.flt.raw, p.Slug, got, exp, v)
+				t.Errorf("filter %q: %s shown=%v, want %v\n%s", h.m.projects.filter.flt.raw, p.Slug, got, exp, v)
 			}
 		}
 	}
@@ -115,7 +115,7 @@ func TestFilter(t *testing.T) {
 	h.typeText("!web")
 	shows("beta-api")
 	h.press("enter")
-	if h.m.projects.editing {
+	if h.m.projects.filter.editing {
 		t.Fatal("enter did not close the filter input")
 	}
 	shows("beta-api")

@@ -115,7 +115,11 @@ func (m *model) helpKeys() helpKeys {
 	case m.cmd.active:
 		return helpKeys{pane: m.cmd.keyMap(), global: m.keys, capturing: true}
 	}
-	return helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: m.capturing()}
+	hk := helpKeys{pane: top.keyMap(), global: m.keys, back: len(m.stack) > 1, capturing: m.capturing()}
+	if esc, ok := m.paneEsc(); ok {
+		hk.esc = &esc
+	}
+	return hk
 }
 
 func (m *model) helpBody() []string {
@@ -129,7 +133,7 @@ func (m *model) helpBody() []string {
 			lines = append(lines, "  "+th.Value.Render(l))
 		}
 	}
-	lines = append(lines, "", th.Title.Render("Commands")+th.Muted.Render("  (: then tab completes)"))
+	lines = append(lines, "", th.Title.Render("Commands")+th.Muted.Render("  (: then tab completes, ↑ recalls)"))
 	for _, c := range commands {
 		name := ":" + c.name
 		if c.args != "" {

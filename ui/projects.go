@@ -10,7 +10,6 @@ import (
 
 	"charm.land/bubbles/v2/help"
 	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/sailtui/sailtui/engine"
@@ -19,14 +18,9 @@ import (
 // projectsKeys are the Projects pane's keys.
 type projectsKeys struct {
 	navKeys
-	Filter      key.Binding
-	Sort        key.Binding
-	Reverse     key.Binding
-	Open        key.Binding
-	ClearFilter key.Binding
-	// While the filter is being typed.
-	Accept key.Binding
-	Cancel key.Binding
+	Sort    key.Binding
+	Reverse key.Binding
+	Open    key.Binding
 	// Actions on the selected project.
 	Timeline  key.Binding
 	Describe  key.Binding
@@ -37,19 +31,15 @@ type projectsKeys struct {
 
 func newProjectsKeys() projectsKeys {
 	return projectsKeys{
-		navKeys:     newNavKeys(),
-		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		Sort:        key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
-		Reverse:     key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "reverse")),
-		Open:        key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "containers")),
-		ClearFilter: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		Accept:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply filter")),
-		Cancel:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "clear filter")),
-		Timeline:    key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
-		Describe:    key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe")),
-		StartStop:   key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
-		Hibernate:   key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hibernate")),
-		Wake:        key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wake")),
+		navKeys:   newNavKeys(),
+		Sort:      key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "sort")),
+		Reverse:   key.NewBinding(key.WithKeys("O"), key.WithHelp("O", "reverse")),
+		Open:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "containers")),
+		Timeline:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
+		Describe:  key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "describe")),
+		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
+		Hibernate: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hibernate")),
+		Wake:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wake")),
 	}
 }
 
@@ -80,9 +70,7 @@ type projectsPane struct {
 	// resorts counts order rebuilds, so tests can hold the cache to its promise.
 	resorts int
 
-	flt     filter
-	input   textinput.Model
-	editing bool
+	filter filterBox
 
 	// usage is fetched for the rows on screen only; see usageCmd.
 	usage     map[string]usage
@@ -103,11 +91,10 @@ var projectColumns = []column{
 }
 
 func newProjectsPane(e *env) *projectsPane {
-	in := newInput(e, "/", "regex or text; ! inverts")
 	p := &projectsPane{
 		env:           e,
 		keys:          newProjectsKeys(),
-		input:         in,
+		filter:        newFilterBox(e),
 		counts:        map[engine.ProjectStatus]int{},
 		usage:         map[string]usage{},
 		inFlight:      map[string]bool{},
@@ -137,9 +124,9 @@ func (p *projectsPane) info() string {
 		return "loading…"
 	}
 	s := fmt.Sprintf("%d", len(p.rows))
-	if p.flt.active() {
+	if p.filter.flt.active() {
 		s = fmt.Sprintf("%d of %d", len(p.shown), len(p.rows))
-		s += "  " + p.flt.describe()
+		s += "  " + p.filter.flt.describe()
 	}
 	// A failed project needs an operator: the selected one's way on is in sight.
 	if sel, ok := p.selected(); ok && sel.Status == engine.StatusFailed {
@@ -151,44 +138,37 @@ func (p *projectsPane) info() string {
 func (p *projectsPane) setSize(w, h int) {
 	p.w, p.h = w, h
 	p.nav.setHeight(h - 1) // the column header takes a line
-	p.input.SetWidth(max(w-2, 1))
+	p.filter.setWidth(w)
 }
 
 // inputLine is the filter while it is typed.
-func (p *projectsPane) inputLine() (string, *tea.Cursor, bool) {
-	if !p.editing {
-		return "", nil, false
-	}
-	return p.input.View(), p.input.Cursor(), true
-}
+func (p *projectsPane) inputLine() (string, *tea.Cursor, bool) { return p.filter.inputLine() }
+
+// escKey: esc clears the filter applied.
+func (p *projectsPane) escKey() (keyBinding, bool) { return p.filter.escKey() }
 
 // paste goes into the filter while it is typed.
 func (p *projectsPane) paste(msg tea.PasteMsg) tea.Cmd {
-	if !p.editing {
+	if !p.filter.editing {
 		return nil
 	}
-	return p.updateInput(msg)
+	return p.updateFilter(msg)
 }
 
 func (p *projectsPane) keyMap() help.KeyMap {
 	k := p.keys
-	if p.editing {
-		return staticKeys{short: []keyBinding{k.Accept, k.Cancel}, full: [][]keyBinding{{k.Accept, k.Cancel}}}
+	if p.filter.editing {
+		return p.filter.editKeys()
 	}
 	acts := p.actions.available()
-	short := append(acts, k.Filter)
-	list := []keyBinding{k.Filter}
-	if p.flt.active() {
-		short = append(short, k.ClearFilter)
-		list = append(list, k.ClearFilter)
-	}
-	short = append(short, k.Sort)
-	list = append(list, k.Sort, k.Reverse)
+	flt := p.filter.listKeys()
+	short := append(append(acts, flt...), k.Sort)
+	list := append(flt, k.Sort, k.Reverse)
 	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), acts, list}}
 }
 
 func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
-	if p.editing {
+	if p.filter.editing {
 		return p.updateFilter(msg)
 	}
 	if p.keys.handle(msg, &p.nav) {
@@ -198,13 +178,10 @@ func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 		return cmd
 	}
 	switch {
-	case key.Matches(msg, p.keys.Filter):
-		p.editing = true
-		p.input.SetValue(p.flt.raw)
-		p.input.CursorEnd()
-		return p.input.Focus()
-	case key.Matches(msg, p.keys.ClearFilter):
-		if p.flt.active() || p.flt.raw != "" {
+	case key.Matches(msg, p.filter.keys.Filter):
+		return p.filter.start()
+	case key.Matches(msg, p.filter.keys.Clear):
+		if p.filter.clearable() {
 			p.setFilter("")
 		}
 	case key.Matches(msg, p.keys.Sort):
@@ -215,36 +192,21 @@ func (p *projectsPane) update(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (p *projectsPane) updateFilter(msg tea.KeyPressMsg) tea.Cmd {
-	switch {
-	case key.Matches(msg, p.keys.Accept):
-		p.editing = false
-		p.input.Blur()
-		return nil
-	case key.Matches(msg, p.keys.Cancel):
-		p.editing = false
-		p.input.Blur()
-		p.input.SetValue("")
-		p.setFilter("")
-		return nil
-	}
-	return p.updateInput(msg)
-}
-
-// updateInput gives the filter input a key or a paste and applies what it now holds.
-func (p *projectsPane) updateInput(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	p.input, cmd = p.input.Update(msg)
-	if v := p.input.Value(); v != p.flt.raw {
-		p.setFilter(v)
+// updateFilter gives the filter a key or a paste while it is typed, and applies what it holds.
+func (p *projectsPane) updateFilter(msg tea.Msg) tea.Cmd {
+	keep, _ := p.selected()
+	cmd, changed := p.filter.update(msg)
+	if changed {
+		p.refilter(keep.ID)
 	}
 	return cmd
 }
 
 func (p *projectsPane) setFilter(raw string) {
 	keep, _ := p.selected()
-	p.flt = parseFilter(raw)
-	p.refilter(keep.ID)
+	if p.filter.set(raw) {
+		p.refilter(keep.ID)
+	}
 }
 
 // selected is the project under the cursor.
@@ -330,7 +292,7 @@ func (p *projectsPane) setProjects(ps []engine.Project) {
 func (p *projectsPane) refilter(keepID string) {
 	p.shown = p.shown[:0]
 	for _, i := range p.order {
-		if p.flt.match(p.rows[i].hay...) {
+		if p.filter.flt.match(p.rows[i].hay...) {
 			p.shown = append(p.shown, i)
 		}
 	}
@@ -448,7 +410,7 @@ func (p *projectsPane) view() string {
 		lines = append(lines, th.Hint.Render("  create one from a directory: sailtui project create NAME --from DIR"))
 		lines = append(lines, th.Hint.Render("  or try the demo workspace: make run (sailtui --demo)"))
 	case len(p.shown) == 0:
-		lines = append(lines, th.Muted.Render("  no project matches "+p.flt.describe()+"  (esc clears the filter)"))
+		lines = append(lines, th.Muted.Render("  no project matches "+p.filter.flt.describe()+"  (esc clears the filter)"))
 	}
 	start, end := p.nav.window()
 	for vi := start; vi < end; vi++ {

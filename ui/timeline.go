@@ -50,6 +50,8 @@ func newTimelinePane(e *env, p engine.Project) *timelinePane {
 	t.tablePane = tablePane[engine.Snapshot]{
 		env:      e,
 		navKeys:  newNavKeys(),
+		filter:   newFilterBox(e),
+		noun:     "snapshot",
 		cols:     timelineColumns,
 		rowID:    func(s engine.Snapshot) string { return s.ID },
 		rowCells: t.cells,
@@ -108,7 +110,7 @@ func (t *timelinePane) info() string {
 		shown = "  deleted shown (a hides)"
 	}
 	return fmt.Sprintf("manual %d/%d  %s  %s%s", len(t.manual()), engine.MaxManualSnapshots,
-		plural(len(t.rows), "snapshot"), t.proj.Status, shown)
+		t.count("snapshot"), t.proj.Status, shown)
 }
 
 // timelineLoadedMsg answers a load of the timeline and of the project it belongs to.
