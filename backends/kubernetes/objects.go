@@ -303,7 +303,7 @@ func (r *Runtime) ingressObject(p engine.Project, c engine.Container, spec engin
 	host := r.Host(p, c)
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
 		ObjectMeta: metav1.ObjectMeta{Name: devName(c), Namespace: r.Namespace(p), Labels: containerLabels(p, c),
 			Annotations: r.ingressAnnotations()},
 		Spec: networkingv1.IngressSpec{

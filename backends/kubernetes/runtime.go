@@ -201,9 +201,9 @@ type Runtime struct {
 }
 
 var (
-	_ engine.Runtime     = (*Runtime)(nil)
-	_ engine.RemoteFiles = (*Runtime)(nil)
-	_ engine.GitCloner   = (*Runtime)(nil)
+	_ engine.Runtime       = (*Runtime)(nil)
+	_ engine.RemoteFiles   = (*Runtime)(nil)
+	_ engine.GitCloner     = (*Runtime)(nil)
 	_ engine.ServiceRunner = (*Runtime)(nil)
 )
 
