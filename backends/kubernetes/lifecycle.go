@@ -125,6 +125,9 @@ func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine
 	if _, err := apply(ctx, r.core.CoreV1().Services(ns), r.serviceObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: service: %w", c.Name, err)
 	}
+	if err := r.applyHostAlias(ctx, p, c, spec); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
+	}
 	if _, err := apply(ctx, r.core.NetworkingV1().Ingresses(ns), r.ingressObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: ingress: %w", c.Name, err)
 	}

@@ -225,17 +225,42 @@ func (r *Runtime) startService(ctx context.Context, p engine.Project, c engine.C
 }
 
 // finishStatus adds to a status what a service's differs in: no URL (services are not
-// routed), the host name other containers reach it by, and its volume.
-func (r *Runtime) finishStatus(p engine.Project, c engine.Container, st engine.ContainerStatus) engine.ContainerStatus {
+// routed) and its volume.
+func (r *Runtime) finishStatus(_ engine.Project, c engine.Container, st engine.ContainerStatus) engine.ContainerStatus {
 	if !c.IsService() {
 		return st
 	}
 	st.URL = ""
 	st.Volume = SvcPVCName(c)
-	if st.State == engine.ContainerRunning && c.Port > 0 {
-		st.LocalURL = fmt.Sprintf("%s.%s.svc:%d", c.Name, r.Namespace(p), c.Port)
-	}
 	return st
+}
+
+// hostAliasName is the Service that gives app c its host name c.Name, as the ${HOST} of its
+// exports says, beside its dev-<name> Service (the Ingress's backend); "" when c.Name cannot
+// be one: not a Service name (starting with a digit), or one of the dev-<app> names.
+func hostAliasName(c engine.Container) string {
+	if len(validation.IsDNS1035Label(c.Name)) > 0 || strings.HasPrefix(c.Name, "dev-") {
+		return ""
+	}
+	return c.Name
+}
+
+// hostAliasObject is app c's Service named hostAliasName(c), on the dev Service's port.
+func (r *Runtime) hostAliasObject(p engine.Project, c engine.Container, spec engine.StartSpec) *corev1.Service {
+	svc := r.serviceObject(p, c, spec)
+	svc.Name = hostAliasName(c)
+	return svc
+}
+
+// applyHostAlias gives app c the Service its name resolves to (see hostAliasName).
+func (r *Runtime) applyHostAlias(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) error {
+	if hostAliasName(c) == "" {
+		return nil
+	}
+	if _, err := apply(ctx, r.core.CoreV1().Services(r.Namespace(p)), r.hostAliasObject(p, c, spec)); err != nil {
+		return fmt.Errorf("service %s (its host name): %w", hostAliasName(c), err)
+	}
+	return nil
 }
 
 // describeServices adds each service's PVC and Service to Describe's lines.

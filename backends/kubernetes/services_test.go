@@ -164,6 +164,14 @@ func TestServiceContainerObjects(t *testing.T) {
 		!labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(db.Spec.Template.Labels)) {
 		t.Errorf("service db %+v does not serve svc-db's pods (%v)", svc.Spec, db.Spec.Template.Labels)
 	}
+	// The app's host name resolves too (the ${HOST} of an app's exports), to its dev pods.
+	alias, err := c.Client.CoreV1().Services(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("service web: %v", err)
+	}
+	if alias.Spec.Ports[0].Port != 5173 || !labels.SelectorFromSet(alias.Spec.Selector).Matches(labels.Set(deps["dev-web"].Spec.Template.Labels)) {
+		t.Errorf("service web %+v does not serve dev-web's pods", alias.Spec)
+	}
 	if _, err := c.Client.NetworkingV1().Ingresses(ns).Get(ctx, "db", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("ingress of the service: %v, want none", err)
 	}
