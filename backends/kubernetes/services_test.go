@@ -245,6 +245,7 @@ func TestServiceRootImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = strict.DestroyProject(context.Background(), p, nil) })
+	t.Cleanup(c.StartKubelet(t, strict.Namespace(p))) // the start reads its config through the file manager
 	_, err = eng.StartProject(ctx, p.ID)
 	if !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "K8S_ALLOW_ROOT_SERVICES=true") || !strings.Contains(err.Error(), "db") {
 		t.Fatalf("start with postgres:16: %v, want a refusal naming db and K8S_ALLOW_ROOT_SERVICES", err)
@@ -260,6 +261,7 @@ func TestServiceRootImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = strict.DestroyProject(context.Background(), q, nil) })
+	t.Cleanup(c.StartKubelet(t, strict.Namespace(q)))
 	if _, err := eng.StartProject(ctx, q.ID); !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "container web: resources memory_limit \"2GB\"") {
 		t.Errorf("start with memory_limit 2GB: %v, want a refusal naming web and memory_limit", err)
 	}
