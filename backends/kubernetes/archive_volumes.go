@@ -292,3 +292,11 @@ func (a *ArchiveVolumes) waitFileManager(ctx context.Context, p engine.Project) 
 	})
 	return waitErr(ctx, wctx, err, "file-manager pod in", ns, a.podTimeout)
 }
+
+var _ engine.ServiceVolumes = (*ArchiveVolumes)(nil)
+
+// CapturesServiceVolumes implements engine.ServiceVolumes: not yet. The file-manager pod
+// mounts only the project's PVC, so these archives cannot hold a service's data PVC, and the
+// engine refuses a snapshot of a project with services (never one that would leave their data
+// behind when a hibernation deletes the namespace).
+func (a *ArchiveVolumes) CapturesServiceVolumes() bool { return false }

@@ -468,7 +468,11 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 	if err := req.Validate(); err != nil {
 		return engine.ExecResult{}, err
 	}
-	argv, marker, err := execArgv(r.cfg.MountPath, c, req)
+	mount := r.cfg.MountPath
+	if c.IsService() {
+		mount = dataPath(c) // a service pod has its volume, not the project's files
+	}
+	argv, marker, err := execArgv(mount, c, req)
 	if err != nil {
 		return engine.ExecResult{}, err
 	}

@@ -116,17 +116,27 @@ func (r *Runtime) waitNamespaceGone(ctx context.Context, ns string) error {
 // StartContainer applies the container's Service, Ingress and Deployment (replicas 1). It does
 // not wait for the pod: ContainerStatus says when it is ready.
 func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
+	if c.IsService() {
+		return r.startService(ctx, p, c, spec)
+	}
 	if strings.TrimSpace(spec.Command) == "" {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: empty command: %w", c.Name, engine.ErrBadInput)
+	}
+	dev, err := r.devObject(p, c, spec, 1)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
 	}
 	ns := r.Namespace(p)
 	if _, err := apply(ctx, r.core.CoreV1().Services(ns), r.serviceObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: service: %w", c.Name, err)
 	}
+	if err := r.applyHostAlias(ctx, p, c, spec); err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
+	}
 	if _, err := apply(ctx, r.core.NetworkingV1().Ingresses(ns), r.ingressObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: ingress: %w", c.Name, err)
 	}
-	d, err := apply(ctx, r.core.AppsV1().Deployments(ns), r.devObject(p, c, spec, 1))
+	d, err := apply(ctx, r.core.AppsV1().Deployments(ns), dev)
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: deployment: %w", c.Name, err)
 	}
@@ -136,7 +146,7 @@ func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine
 // StopContainer scales the container's Deployment to zero and waits for its pod to go; its
 // Service and Ingress stay, so a start is one request.
 func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := r.scaleDown(ctx, r.Namespace(p), devName(c)); err != nil {
+	if err := r.scaleDown(ctx, r.Namespace(p), deploymentName(c)); err != nil {
 		return fmt.Errorf("stop %s: %w", c.Name, err)
 	}
 	return nil
@@ -229,14 +239,14 @@ func (r *Runtime) namespaceGone(ctx context.Context, ns string, err error) bool 
 // ContainerStatus reads the container's Deployment: replicas 0 is stopped, an available pod is
 // running, anything else is starting (with the reason a pod waits, when it can be read).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
-	d, err := r.core.AppsV1().Deployments(r.Namespace(p)).Get(ctx, devName(c), metav1.GetOptions{})
+	d, err := r.core.AppsV1().Deployments(r.Namespace(p)).Get(ctx, deploymentName(c), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || (err != nil && r.namespaceGone(ctx, r.Namespace(p), err)) {
-		return engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}, nil
+		return r.finishStatus(p, c, engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}), nil
 	}
 	if err != nil {
 		return engine.ContainerStatus{Name: c.Name, State: engine.ContainerUnknown}, fmt.Errorf("status of %s: %w", c.Name, err)
 	}
-	return r.statusOf(ctx, p, c, d), nil
+	return r.finishStatus(p, c, r.statusOf(ctx, p, c, d)), nil
 }
 
 func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Container, d *appsv1.Deployment) engine.ContainerStatus {
@@ -430,7 +440,11 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 			fmt.Fprintf(&b, "deployment %s: %d/%d ready\n", d.Name, d.Status.ReadyReplicas, want)
 		}
 	}
+	r.describeServices(ctx, &b, p, cs)
 	for _, c := range cs {
+		if c.IsService() {
+			continue // described above
+		}
 		fmt.Fprintf(&b, "container %s: %s\n", c.Name, r.URL(p, c))
 		// Why a pod is stuck (an image that cannot be pulled, a crash loop, unschedulable).
 		if st, err := r.ContainerStatus(ctx, p, c); err == nil && st.State != engine.ContainerRunning && st.Detail != "" {

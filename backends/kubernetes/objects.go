@@ -1,6 +1,7 @@
 package kubernetes
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -30,6 +31,11 @@ func (r *Runtime) namespaceObject(p engine.Project) *corev1.Namespace {
 	for _, mode := range []string{"enforce", "audit", "warn"} {
 		l["pod-security.kubernetes.io/"+mode] = "restricted"
 		l["pod-security.kubernetes.io/"+mode+"-version"] = "latest"
+	}
+	if r.cfg.AllowRootServices {
+		// Root service pods (see services.go) pass "baseline" only; audit and warn stay
+		// "restricted", so every pod that needs the exception is still reported.
+		l["pod-security.kubernetes.io/enforce"] = "baseline"
 	}
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
@@ -140,6 +146,7 @@ func (r *Runtime) podTemplate(p engine.Project, labels map[string]string, ctr co
 		EnableServiceLinks:           &no,
 		SecurityContext:              podSecurity(),
 		Containers:                   []corev1.Container{ctr},
+		ImagePullSecrets:             r.pullSecrets(),
 		Volumes: []corev1.Volume{{Name: "project", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: PVCName}}}},
 	}
@@ -211,12 +218,19 @@ if command -v tmux >/dev/null 2>&1 && tmux new-session -d -s dev '{ sh -c "$SAIL
 fi
 exec sh -c "$SAILTUI_START"`
 
-// devObject is a container's Deployment, with replicas 1 (started) or 0 (stopped).
-func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.StartSpec, replicas int32) *appsv1.Deployment {
+// devObject is a container's Deployment, with replicas 1 (started) or 0 (stopped). A bad
+// quantity in the container's resources is refused.
+func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.StartSpec, replicas int32) (*appsv1.Deployment, error) {
+	res, err := resourcesOf(c)
+	if err != nil {
+		return nil, err
+	}
 	labels := containerLabels(p, c)
 	port := devPort(spec)
 	// As in the other runtimes: spec.Env, then the container's own, then the runtime's.
-	env := map[string]string{}
+	// NODE_ENV=development beneath them all, as the reference platform sets it (a container
+	// may say otherwise).
+	env := map[string]string{"NODE_ENV": "development"}
 	maps.Copy(env, spec.Env)
 	maps.Copy(env, c.Env)
 	maps.Copy(env, map[string]string{
@@ -240,7 +254,7 @@ func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.St
 	}
 	ctr := corev1.Container{
 		Name:       "dev",
-		Image:      r.cfg.Image,
+		Image:      cmp.Or(c.Image, r.cfg.Image),
 		Command:    []string{"sh", "-c", devScript},
 		WorkingDir: r.cfg.MountPath,
 		Env:        envVars,
@@ -251,12 +265,9 @@ func (r *Runtime) devObject(p engine.Project, c engine.Container, spec engine.St
 		StartupProbe:   probe(0, 1, 600),
 		ReadinessProbe: probe(0, 5, 3),
 		LivenessProbe:  probe(0, 20, 6),
-		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")},
-		},
+		Resources:      res,
 	}
-	return deploymentObject(devName(c), r.Namespace(p), labels, replicas, r.podTemplate(p, labels, ctr))
+	return deploymentObject(devName(c), r.Namespace(p), labels, replicas, r.podTemplate(p, labels, ctr)), nil
 }
 
 func devPort(spec engine.StartSpec) int {
@@ -292,8 +303,9 @@ func (r *Runtime) ingressObject(p engine.Project, c engine.Container, spec engin
 	host := r.Host(p, c)
 	prefix := networkingv1.PathTypePrefix
 	ing := &networkingv1.Ingress{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
-		ObjectMeta: metav1.ObjectMeta{Name: devName(c), Namespace: r.Namespace(p), Labels: containerLabels(p, c)},
+		TypeMeta: metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "Ingress"},
+		ObjectMeta: metav1.ObjectMeta{Name: devName(c), Namespace: r.Namespace(p), Labels: containerLabels(p, c),
+			Annotations: r.ingressAnnotations()},
 		Spec: networkingv1.IngressSpec{
 			IngressClassName: &r.cfg.IngressClass,
 			Rules: []networkingv1.IngressRule{{Host: host, IngressRuleValue: networkingv1.IngressRuleValue{

@@ -74,8 +74,19 @@ type Config struct {
 	// MountPath is where the project's storage is mounted in every pod (default MountPath).
 	// Its parent is outside the project: a test that puts a file there for the user to reach
 	// needs it writable by the pods' user, which / of an image is not.
-	MountPath       string
+	MountPath string
+	// ImagePullPolicy (K8S_IMAGE_PULL_POLICY, default IfNotPresent) and ImagePullSecret
+	// (K8S_IMAGE_PULL_SECRET: a Secret of every project namespace's, made by the operator)
+	// apply to every pod of a project.
 	ImagePullPolicy string
+	ImagePullSecret string
+	// IngressAnnotations (K8S_INGRESS_ANNOTATIONS) are added to every Ingress, over the
+	// defaults that keep dev-server websockets open (see ingressAnnotations).
+	IngressAnnotations map[string]string
+	// AllowRootServices (K8S_ALLOW_ROOT_SERVICES) lets service containers of images known to
+	// start as root (postgres, mysql, ...) run as root; without it they are refused. See
+	// services.go.
+	AllowRootServices bool
 
 	AppDomain    string // default "localhost"
 	IngressClass string // K8S_INGRESS_CLASS, default "nginx"
@@ -119,6 +130,17 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("kubernetes runtime: mount path %q: want an absolute, clean path below /", c.MountPath)
 	}
 	c.ImagePullPolicy = cmp.Or(c.ImagePullPolicy, "IfNotPresent")
+	if err := CheckImagePullPolicy(c.ImagePullPolicy); err != nil {
+		return fmt.Errorf("K8S_IMAGE_PULL_POLICY=%q: %w", c.ImagePullPolicy, err)
+	}
+	if c.ImagePullSecret != "" {
+		if err := CheckImagePullSecret(c.ImagePullSecret); err != nil {
+			return fmt.Errorf("K8S_IMAGE_PULL_SECRET=%q: %w", c.ImagePullSecret, err)
+		}
+	}
+	if err := checkAnnotations(c.IngressAnnotations); err != nil {
+		return fmt.Errorf("K8S_INGRESS_ANNOTATIONS: %w", err)
+	}
 	c.AppDomain = cmp.Or(c.AppDomain, "localhost")
 	c.IngressClass = cmp.Or(c.IngressClass, "nginx")
 	c.PVCSize = cmp.Or(c.PVCSize, "5Gi")
@@ -184,9 +206,10 @@ type Runtime struct {
 }
 
 var (
-	_ engine.Runtime     = (*Runtime)(nil)
-	_ engine.RemoteFiles = (*Runtime)(nil)
-	_ engine.GitCloner   = (*Runtime)(nil)
+	_ engine.Runtime       = (*Runtime)(nil)
+	_ engine.RemoteFiles   = (*Runtime)(nil)
+	_ engine.GitCloner     = (*Runtime)(nil)
+	_ engine.ServiceRunner = (*Runtime)(nil)
 )
 
 // New connects to the API server of cfg.REST. It makes no request: a wrong address shows at

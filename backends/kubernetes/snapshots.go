@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -34,7 +35,14 @@ type Snapshots struct {
 	rt *Runtime
 }
 
-var _ engine.Volumes = (*Snapshots)(nil)
+var (
+	_ engine.Volumes        = (*Snapshots)(nil)
+	_ engine.ServiceVolumes = (*Snapshots)(nil)
+)
+
+// CapturesServiceVolumes implements engine.ServiceVolumes: a service's data PVC is a part of
+// every snapshot, a VolumeSnapshot of its own.
+func (s *Snapshots) CapturesServiceVolumes() bool { return true }
 
 // NewSnapshots returns the VolumeSnapshot Volumes of rt's cluster.
 func NewSnapshots(rt *Runtime) *Snapshots { return &Snapshots{rt: rt} }
@@ -72,45 +80,100 @@ func (s *Snapshots) snapshotLabels(p engine.Project, id string) map[string]strin
 	return l
 }
 
-// Create makes the VolumeSnapshot of the project's PVC (idempotent: a retry finds the one it
-// made). It does not wait: WaitReady does. A missing PVC is ErrNotFound (invariant 1: no
-// storage is no snapshot), not a VolumeSnapshot that could never become ready.
+// Create makes the VolumeSnapshot of the project's PVC and one of each service's data PVC
+// (snap.Parts; each part's is labelled with the part's id, "<snapshot>.<service>"), idempotent:
+// a retry finds the ones it made. It does not wait: WaitReady does. A missing PVC is
+// ErrNotFound (invariant 1: no storage is no snapshot), not a VolumeSnapshot that could never
+// become ready; every PVC is checked before any VolumeSnapshot is made.
 func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	ctx = bindProgress(ctx, p.ID, snap.Type.TakenBy())
+	pvcs := []string{PVCName}
+	for _, pt := range snap.Parts {
+		pvcs = append(pvcs, svcPVCNamed(pt.Name))
+	}
+	for _, pvc := range pvcs {
+		if err := s.checkPVC(ctx, p, snap, pvc); err != nil {
+			return snap, err
+		}
+	}
+	if progress := engine.ProgressFrom(ctx); progress != nil {
+		progress(engine.Progress{ProjectID: p.ID, Op: snap.Type.TakenBy(), Phase: "snapshot"})
+	}
+	stored := snap
+	stored.Parts = slices.Clone(snap.Parts)
+	stored.Backend = SnapshotsBackend
+	loc, err := s.createOne(ctx, p, snap.ID, PVCName)
+	if err != nil {
+		return snap, err
+	}
+	stored.Location = loc
+	for i := range stored.Parts {
+		sub := stored.Part(i)
+		if sub.Location, err = s.createOne(ctx, p, sub.ID, pvcs[i+1]); err != nil {
+			return snap, fmt.Errorf("service volume %s: %w", stored.Parts[i].Name, err)
+		}
+		stored.SetPart(i, sub)
+	}
+	return stored, nil
+}
+
+// checkPVC fails unless the PVC named pvc of p is there and not being deleted.
+func (s *Snapshots) checkPVC(ctx context.Context, p engine.Project, snap engine.Snapshot, pvc string) error {
 	rt := s.rt
 	ns := rt.Namespace(p)
-	pvc := PVCName
 	cur, err := rt.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || (err != nil && rt.namespaceGone(ctx, ns, err)) || (err == nil && cur.DeletionTimestamp != nil):
-		return snap, fmt.Errorf("snapshot %s of %s: pvc %s/%s is gone: %w", snap.ID, p.Slug, ns, pvc, engine.ErrNotFound)
+		return fmt.Errorf("snapshot %s of %s: pvc %s/%s is gone: %w", snap.ID, p.Slug, ns, pvc, engine.ErrNotFound)
 	case err != nil:
-		return snap, fmt.Errorf("snapshot %s of %s: read pvc %s/%s: %w", snap.ID, p.Slug, ns, pvc, err)
+		return fmt.Errorf("snapshot %s of %s: read pvc %s/%s: %w", snap.ID, p.Slug, ns, pvc, err)
 	}
+	return nil
+}
+
+// createOne makes the VolumeSnapshot of one PVC for the snapshot (or part) id and returns its
+// location.
+func (s *Snapshots) createOne(ctx context.Context, p engine.Project, id, pvc string) (string, error) {
+	rt := s.rt
+	ns := rt.Namespace(p)
 	vs := &snapv1.VolumeSnapshot{
-		ObjectMeta: metav1.ObjectMeta{Name: snapshotName(snap.ID), Namespace: ns, Labels: s.snapshotLabels(p, snap.ID)},
+		ObjectMeta: metav1.ObjectMeta{Name: snapshotName(id), Namespace: ns, Labels: s.snapshotLabels(p, id)},
 		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &pvc}},
 	}
 	if rt.cfg.SnapshotClass != "" {
 		vs.Spec.VolumeSnapshotClassName = &rt.cfg.SnapshotClass
 	}
-	if progress := engine.ProgressFrom(ctx); progress != nil {
-		progress(engine.Progress{ProjectID: p.ID, Op: snap.Type.TakenBy(), Phase: "snapshot"})
-	}
-	_, err = rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
+	_, err := rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return snap, fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, vs.Name, err)
+		return "", fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, vs.Name, err)
 	}
-	snap.Backend = SnapshotsBackend
-	snap.Location = location{ns: ns, name: vs.Name}.String()
-	return snap, nil
+	return location{ns: ns, name: vs.Name}.String(), nil
 }
 
 // WaitReady waits (up to the configured timeout) for the VolumeSnapshot to be readyToUse, then
 // switches its content to deletionPolicy Retain and records the content's name and size; the
 // snapshot comes back SnapshotReady. A snapshot already recorded with its content is checked
-// by reading the content.
+// by reading the content. Every part is waited for the same way: the snapshot is ready only
+// once all of its VolumeSnapshots are.
 func (s *Snapshots) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
+	parts := snap.Parts
+	ready, err := s.waitOne(ctx, snap)
+	if err != nil {
+		return snap, err
+	}
+	ready.Parts = slices.Clone(parts)
+	for i := range ready.Parts {
+		sub, err := s.waitOne(ctx, ready.Part(i))
+		if err != nil {
+			return snap, fmt.Errorf("service volume %s: %w", ready.Parts[i].Name, err)
+		}
+		ready.SetPart(i, sub)
+	}
+	return ready, nil
+}
+
+// waitOne is WaitReady of one VolumeSnapshot (snap's own, or a part's).
+func (s *Snapshots) waitOne(ctx context.Context, snap engine.Snapshot) (engine.Snapshot, error) {
 	rt := s.rt
 	loc, err := parseLocation(snap)
 	if err != nil {
@@ -185,45 +248,68 @@ func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, polic
 	return nil
 }
 
-// Restore gives the project a PVC made from the snapshot: the VolumeSnapshot itself when it is
-// still in the project's namespace, else a new one bound to a pre-provisioned content. The
-// old PVC (and the pods that mount it) are removed only once that VolumeSnapshot is ready.
+// Restore gives the project a PVC made from the snapshot, and each service a data PVC made
+// from its part: from the VolumeSnapshot itself when it is still in the project's namespace,
+// else from a new one bound to a pre-provisioned content. Every source is ready before any PVC
+// is touched (a snapshot is restored whole or not at all); an old PVC (and the pods that mount
+// it) is removed only then.
 func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.Snapshot) error {
 	ctx = bindProgress(ctx, p.ID, engine.OpRestore)
-	rt := s.rt
-	loc, err := parseLocation(snap)
-	if err != nil {
-		return err
+	type target struct {
+		snap   engine.Snapshot
+		loc    location
+		pvc    string // the PVC's name
+		holder string // the Deployment whose pods mount it
+		source string
+		create func(from string) error
 	}
-	if loc.content == "" {
-		return fmt.Errorf("restore %s: snapshot %s was never ready (no content recorded): %w", p.Slug, snap.ID, engine.ErrBadState)
+	targets := []*target{{snap: snap, pvc: PVCName, holder: FileManagerName,
+		create: func(from string) error { return s.rt.createPVC(ctx, p, from) }}}
+	for i, pt := range snap.Parts {
+		name := pt.Name
+		targets = append(targets, &target{snap: snap.Part(i), pvc: svcPVCNamed(name),
+			holder: svcDeploymentName(engine.Container{Name: name}),
+			create: func(from string) error { return s.rt.createSvcPVC(ctx, p, name, from) }})
+	}
+	for _, t := range targets {
+		loc, err := parseLocation(t.snap)
+		if err != nil {
+			return err
+		}
+		if loc.content == "" {
+			return fmt.Errorf("restore %s: snapshot %s was never ready (no content recorded): %w", p.Slug, t.snap.ID, engine.ErrBadState)
+		}
+		t.loc = loc
 	}
 	if progress := engine.ProgressFrom(ctx); progress != nil {
 		progress(engine.Progress{ProjectID: p.ID, Op: engine.OpRestore, Phase: "restore"})
 	}
-	ns := rt.Namespace(p)
-	source, err := s.sourceIn(ctx, p, snap, loc)
-	if err != nil {
-		return fmt.Errorf("restore %s from %s: %w", p.Slug, snap.ID, err)
+	for _, t := range targets {
+		source, err := s.sourceIn(ctx, p, t.snap, t.loc)
+		if err != nil {
+			return fmt.Errorf("restore %s from %s: %w", p.Slug, t.snap.ID, err)
+		}
+		t.source = source
 	}
-	pvcs := rt.core.CoreV1().PersistentVolumeClaims(ns)
-	cur, err := pvcs.Get(ctx, PVCName, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("restore %s: read pvc: %w", p.Slug, err)
-	case cur.Spec.DataSource != nil && cur.Spec.DataSource.Name == source && cur.DeletionTimestamp == nil:
-		// A resumed restore that got this far already.
-		return rt.ensureFileManager(ctx, p)
-	default:
-		if err := s.removePVC(ctx, p, cur); err != nil {
+	pvcs := s.rt.core.CoreV1().PersistentVolumeClaims(s.rt.Namespace(p))
+	for _, t := range targets {
+		cur, err := pvcs.Get(ctx, t.pvc, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return fmt.Errorf("restore %s: read pvc %s: %w", p.Slug, t.pvc, err)
+		case cur.Spec.DataSource != nil && cur.Spec.DataSource.Name == t.source && cur.DeletionTimestamp == nil:
+			continue // a resumed restore that got this far already
+		default:
+			if err := s.removePVC(ctx, p, cur, t.holder); err != nil {
+				return fmt.Errorf("restore %s: %w", p.Slug, err)
+			}
+		}
+		if err := t.create(t.source); err != nil {
 			return fmt.Errorf("restore %s: %w", p.Slug, err)
 		}
 	}
-	if err := rt.createPVC(ctx, p, source); err != nil {
-		return fmt.Errorf("restore %s: %w", p.Slug, err)
-	}
-	if err := rt.ensureFileManager(ctx, p); err != nil {
+	if err := s.rt.ensureFileManager(ctx, p); err != nil {
 		return fmt.Errorf("restore %s: %w", p.Slug, err)
 	}
 	return nil
@@ -282,19 +368,20 @@ func (s *Snapshots) sourceIn(ctx context.Context, p engine.Project, snap engine.
 	return name, nil
 }
 
-// removePVC deletes the project's PVC and the pods mounting it (the file manager; the dev
-// Deployments were stopped by the engine) and waits until it is gone.
-func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1.PersistentVolumeClaim) error {
+// removePVC deletes a PVC of the project and the pods of holder, the Deployment mounting it
+// (the file manager's, a service's; the engine stopped the dev Deployments, and services too,
+// but a service is scaled down here again in case), and waits until it is gone.
+func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1.PersistentVolumeClaim, holder string) error {
 	rt := s.rt
 	ns := rt.Namespace(p)
-	if err := rt.scaleDown(ctx, ns, FileManagerName); err != nil {
-		return fmt.Errorf("stop file manager: %w", err)
+	if err := rt.scaleDown(ctx, ns, holder); err != nil {
+		return fmt.Errorf("stop %s: %w", holder, err)
 	}
 	if pvc.DeletionTimestamp == nil {
 		uid := pvc.UID
-		err := rt.core.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, PVCName, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := rt.core.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, pvc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("delete pvc %s: %w", PVCName, err)
+			return fmt.Errorf("delete pvc %s: %w", pvc.Name, err)
 		}
 	}
 	err := waitFrom(ctx, rt.core.CoreV1().RESTClient(), "persistentvolumeclaims", pvc, rt.cfg.DeleteTimeout,
@@ -302,22 +389,22 @@ func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1
 			return obj == nil || obj.(*corev1.PersistentVolumeClaim).UID != pvc.UID, nil
 		})
 	if err != nil {
-		return fmt.Errorf("pvc %s still in use (%s): %w", PVCName, rt.claimBlockers(context.WithoutCancel(ctx), ns), err)
+		return fmt.Errorf("pvc %s still in use (%s): %w", pvc.Name, rt.claimBlockers(context.WithoutCancel(ctx), ns, pvc.Name), err)
 	}
 	return nil
 }
 
-// claimBlockers says what keeps the project's PVC from going: its finalizers and the pods that
-// still mount it.
-func (r *Runtime) claimBlockers(ctx context.Context, ns string) string {
+// claimBlockers says what keeps a PVC of the project from going: its finalizers and the pods
+// that still mount it.
+func (r *Runtime) claimBlockers(ctx context.Context, ns, name string) string {
 	var why []string
-	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil && len(pvc.Finalizers) > 0 {
+	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && len(pvc.Finalizers) > 0 {
 		why = append(why, "finalizers "+strings.Join(pvc.Finalizers, ", "))
 	}
 	if pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		for _, p := range pods.Items {
 			for _, v := range p.Spec.Volumes {
-				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == PVCName {
+				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
 					why = append(why, fmt.Sprintf("mounted by pod %s (%s)", p.Name, p.Status.Phase))
 				}
 			}
@@ -331,8 +418,18 @@ func (r *Runtime) claimBlockers(ctx context.Context, ns string) string {
 
 // Delete removes the snapshot: its VolumeSnapshots (when their namespace still exists), the
 // pre-provisioned contents of restores, and the original content with deletionPolicy Delete
-// so the storage system frees the data. Idempotent.
+// so the storage system frees the data; the same for every part. Idempotent.
 func (s *Snapshots) Delete(ctx context.Context, snap engine.Snapshot) error {
+	for i := range snap.Parts {
+		if err := s.deleteOne(ctx, snap.Part(i)); err != nil {
+			return fmt.Errorf("service volume %s: %w", snap.Parts[i].Name, err)
+		}
+	}
+	return s.deleteOne(ctx, snap)
+}
+
+// deleteOne is Delete of one VolumeSnapshot (snap's own, or a part's).
+func (s *Snapshots) deleteOne(ctx context.Context, snap engine.Snapshot) error {
 	rt := s.rt
 	if snap.Location == "" {
 		return nil // never created

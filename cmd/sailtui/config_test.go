@@ -30,6 +30,12 @@ func TestConfigBadValues(t *testing.T) {
 		{"K8S_PVC_SIZE", "big", `K8S_PVC_SIZE="big": quantities must match`},
 		{"K8S_PVC_ACCESS_MODE", "ReadOnly", `K8S_PVC_ACCESS_MODE="ReadOnly": want ReadWriteOnce, ReadWriteMany or ReadWriteOncePod`},
 		{"K8S_SWEEPER_SERVICE_ACCOUNT", "sweeper", `K8S_SWEEPER_SERVICE_ACCOUNT="sweeper": want namespace/name`},
+		{"K8S_IMAGE_PULL_POLICY", "Sometimes", `K8S_IMAGE_PULL_POLICY="Sometimes": want Always, IfNotPresent or Never`},
+		{"K8S_IMAGE_PULL_SECRET", "Reg_Cred", `K8S_IMAGE_PULL_SECRET="Reg_Cred": want the name of a Secret`},
+		{"K8S_INGRESS_ANNOTATIONS", "timeout", `K8S_INGRESS_ANNOTATIONS="timeout": "timeout" has no '='`},
+		{"K8S_INGRESS_ANNOTATIONS", "bad key!=1", `K8S_INGRESS_ANNOTATIONS="bad key!=1": annotation key "bad key!"`},
+		{"K8S_INGRESS_ANNOTATIONS", `{"a": 1}`, `K8S_INGRESS_ANNOTATIONS="{\"a\": 1}": json: cannot unmarshal number`},
+		{"K8S_ALLOW_ROOT_SERVICES", "yes please", `K8S_ALLOW_ROOT_SERVICES="yes please": want true or false`},
 	} {
 		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
 			t.Setenv(tc.env, tc.value)
@@ -49,7 +55,8 @@ func TestConfigFromEnv(t *testing.T) {
 		"SAILTUI_DEFAULT_COMMAND": "make dev", "DEVSERVER_IMAGE": "dev:1",
 		"K8S_PVC_SIZE": "1Gi", "K8S_PVC_ACCESS_MODE": "ReadWriteMany", "K8S_ENABLE_POD_AFFINITY": "false",
 		"K8S_SNAPSHOT_READY_TIMEOUT_SECONDS": "12", "K8S_USE_S3_SNAPSHOTS": "true", "K8S_SWEEPER_SERVICE_ACCOUNT": "-",
-		"K8S_NAMESPACE_PREFIX": "p-",
+		"K8S_NAMESPACE_PREFIX": "p-", "K8S_IMAGE_PULL_SECRET": "regcred", "K8S_IMAGE_PULL_POLICY": "Always",
+		"K8S_INGRESS_ANNOTATIONS": "a.example.com/x=1, b=two", "K8S_ALLOW_ROOT_SERVICES": "true",
 	} {
 		t.Setenv(k, v)
 	}
@@ -65,6 +72,15 @@ func TestConfigFromEnv(t *testing.T) {
 	if kc.PVCSize != "1Gi" || kc.PVCAccessMode != "ReadWriteMany" || kc.PodAffinity || kc.SnapshotReadyTimeout != 12*time.Second ||
 		kc.Sweeper != "" || kc.NamespacePrefix != "p-" || kc.Image != "dev:1" || kc.AppDomain != "localhost" {
 		t.Errorf("kubernetes config %+v", kc)
+	}
+	if kc.ImagePullSecret != "regcred" || kc.ImagePullPolicy != "Always" || !kc.AllowRootServices ||
+		len(kc.IngressAnnotations) != 2 || kc.IngressAnnotations["a.example.com/x"] != "1" || kc.IngressAnnotations["b"] != "two" {
+		t.Errorf("kubernetes config of the issue 16 settings %+v", kc)
+	}
+	t.Setenv("K8S_INGRESS_ANNOTATIONS", `{"nginx.ingress.kubernetes.io/proxy-body-size": "64m"}`)
+	js := defaultConfig()
+	if err := js.fromEnv(); err != nil || js.Kube.IngressAnnotations["nginx.ingress.kubernetes.io/proxy-body-size"] != "64m" {
+		t.Errorf("JSON annotations: %v %v", err, js.Kube.IngressAnnotations)
 	}
 	// Unset, the defaults: pod affinity on, the manifests' sweeper.
 	def := kubernetesConfig(defaultConfig())

@@ -297,6 +297,14 @@ var settings = []setting{
 		value: func(c *config) string {
 			return cmp.Or(c.Kube.FileManagerImage, c.DevserverImage, docker.DefaultImage)
 		}},
+	{env: "K8S_IMAGE_PULL_SECRET", def: "", meaning: "kubernetes mode: Secret (in each project namespace) every pod pulls its images with",
+		parse: field(func(c *config) *string { return &c.Kube.ImagePullSecret }, checked(kubernetes.CheckImagePullSecret))},
+	{env: "K8S_IMAGE_PULL_POLICY", def: "IfNotPresent", meaning: "kubernetes mode: image pull policy of every pod (Always, IfNotPresent, Never)",
+		parse: field(func(c *config) *string { return &c.Kube.ImagePullPolicy }, checked(kubernetes.CheckImagePullPolicy))},
+	{env: "K8S_INGRESS_ANNOTATIONS", def: "", meaning: "kubernetes mode: more Ingress annotations, key=value,key=value or a JSON object (over the websocket timeouts sailtui sets)",
+		parse: field(func(c *config) *map[string]string { return &c.Kube.IngressAnnotations }, kubernetes.ParseIngressAnnotations)},
+	{env: "K8S_ALLOW_ROOT_SERVICES", def: "false", meaning: "kubernetes mode: let service containers of images that start as root (postgres, mysql, mariadb, mongo, redis, valkey) run as root; project namespaces then enforce Pod Security baseline",
+		parse: field(func(c *config) *bool { return &c.Kube.AllowRootServices }, boolean)},
 }
 
 // defaultSweeper is the service account the manifests create for the headless sweeps.
