@@ -268,7 +268,10 @@ func (e *Engine) checkArchives(ctx context.Context, ai ArchiveInventory, ps []Pr
 	for _, whole := range snaps {
 		// The files' archive and one per service volume (parts), each an object of its own.
 		subs := []Snapshot{whole}
-		for i := range whole.Parts {
+		for i, pt := range whole.Parts {
+			if pt.Absent {
+				continue
+			}
 			subs = append(subs, whole.Part(i))
 		}
 		for _, s := range subs {

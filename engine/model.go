@@ -197,6 +197,9 @@ type SnapshotPart struct {
 	SizeBytes     int64  `json:"size_bytes"`
 	UnpackedBytes int64  `json:"unpacked_bytes"`
 	SHA256        string `json:"sha256,omitempty"`
+	// Absent: the service had no volume when the snapshot was taken (it was never started),
+	// so there is nothing to hold and nothing to restore; its first start makes one.
+	Absent bool `json:"absent,omitempty"`
 }
 
 // TotalBytes is the stored size of the snapshot with all of its parts.

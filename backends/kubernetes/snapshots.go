@@ -91,16 +91,23 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 	for _, pt := range snap.Parts {
 		pvcs = append(pvcs, svcPVCNamed(pt.Name))
 	}
-	for _, pvc := range pvcs {
-		if err := s.checkPVC(ctx, p, snap, pvc); err != nil {
+	stored := snap
+	stored.Parts = slices.Clone(snap.Parts)
+	for i, pvc := range pvcs {
+		err := s.checkPVC(ctx, p, snap, pvc)
+		if i > 0 && errors.Is(err, engine.ErrNotFound) { // the project PVC (i == 0) is there: so is the namespace
+			// A service never started has no PVC yet: nothing of it to lose, and a snapshot
+			// that refused it would keep its project from ever hibernating.
+			stored.Parts[i-1].Absent = true
+			continue
+		}
+		if err != nil {
 			return snap, err
 		}
 	}
 	if progress := engine.ProgressFrom(ctx); progress != nil {
 		progress(engine.Progress{ProjectID: p.ID, Op: snap.Type.TakenBy(), Phase: "snapshot"})
 	}
-	stored := snap
-	stored.Parts = slices.Clone(snap.Parts)
 	stored.Backend = SnapshotsBackend
 	loc, err := s.createOne(ctx, p, snap.ID, PVCName)
 	if err != nil {
@@ -108,6 +115,9 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 	}
 	stored.Location = loc
 	for i := range stored.Parts {
+		if stored.Parts[i].Absent {
+			continue
+		}
 		sub := stored.Part(i)
 		if sub.Location, err = s.createOne(ctx, p, sub.ID, pvcs[i+1]); err != nil {
 			return snap, fmt.Errorf("service volume %s: %w", stored.Parts[i].Name, err)
@@ -163,6 +173,9 @@ func (s *Snapshots) WaitReady(ctx context.Context, snap engine.Snapshot) (engine
 	}
 	ready.Parts = slices.Clone(parts)
 	for i := range ready.Parts {
+		if ready.Parts[i].Absent {
+			continue
+		}
 		sub, err := s.waitOne(ctx, ready.Part(i))
 		if err != nil {
 			return snap, fmt.Errorf("service volume %s: %w", ready.Parts[i].Name, err)
@@ -266,6 +279,9 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 	targets := []*target{{snap: snap, pvc: PVCName, holder: FileManagerName,
 		create: func(from string) error { return s.rt.createPVC(ctx, p, from) }}}
 	for i, pt := range snap.Parts {
+		if pt.Absent {
+			continue
+		}
 		name := pt.Name
 		targets = append(targets, &target{snap: snap.Part(i), pvc: svcPVCNamed(name),
 			holder: svcDeploymentName(engine.Container{Name: name}),
@@ -421,6 +437,9 @@ func (r *Runtime) claimBlockers(ctx context.Context, ns, name string) string {
 // so the storage system frees the data; the same for every part. Idempotent.
 func (s *Snapshots) Delete(ctx context.Context, snap engine.Snapshot) error {
 	for i := range snap.Parts {
+		if snap.Parts[i].Absent {
+			continue
+		}
 		if err := s.deleteOne(ctx, snap.Part(i)); err != nil {
 			return fmt.Errorf("service volume %s: %w", snap.Parts[i].Name, err)
 		}

@@ -197,6 +197,9 @@ func (o Objects) WaitReady(ctx context.Context, snap engine.Snapshot) (engine.Sn
 		return snap, fmt.Errorf("archive: verify snapshot %s: %w", snap.ID, err)
 	}
 	for i, part := range snap.Parts {
+		if part.Absent {
+			continue
+		}
 		sub := snap.Part(i)
 		key, err := Location(o.prefix, sub)
 		if err == nil {

@@ -104,6 +104,12 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 	stored.Parts = slices.Clone(snap.Parts)
 	for i, part := range stored.Parts {
 		pdir, err := s.partDir(ctx, p, part.Name, false)
+		if errors.Is(err, engine.ErrNotFound) {
+			// A service never started has no volume yet: nothing of it to lose, and a
+			// snapshot that refused it would keep its project from ever hibernating.
+			stored.Parts[i].Absent = true
+			continue
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -177,6 +183,9 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 	}
 	targets := []*target{{dir: dir, snap: snap}}
 	for i, part := range snap.Parts {
+		if part.Absent {
+			continue
+		}
 		pdir, err := s.partDir(ctx, p, part.Name, true)
 		if err != nil {
 			return fail(err)

@@ -192,3 +192,99 @@ func TestExtractWindowLimit(t *testing.T) {
 		})
 	}
 }
+
+// partDirs is dirsUnder with service volumes under volumes/<part>; a part whose directory is
+// missing (and create is false) has no volume, as a service never started.
+type partDirs struct{ dirsUnder }
+
+func (d partDirs) PartDir(_ context.Context, p engine.Project, part string, create bool) (string, error) {
+	dir := filepath.Join(string(d.dirsUnder), "volumes", p.ID, part)
+	if _, err := os.Stat(dir); err != nil {
+		if !create {
+			return "", fmt.Errorf("no volume for %s: %w", part, engine.ErrNotFound)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// A snapshot holds every service volume as a part of its own; a service that has no volume yet
+// (never started) is recorded as absent instead of failing the snapshot, which would keep the
+// project from ever hibernating, and a restore makes nothing for it. A part's restore replaces
+// its volume only with the rest: a damaged part leaves every volume as it was.
+func TestSandwichParts(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store, err := dirstore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := partDirs{dirsUnder(root)}
+	sw := NewSandwich(store, dirs, SandwichOptions{})
+	p := engine.Project{ID: "p1", Owner: "alice"}
+	write := func(path, body string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := dirs.StorageDir(p)
+	db := filepath.Join(root, "volumes", p.ID, "db")
+	write(filepath.Join(files, "app.txt"), "v1")
+	write(filepath.Join(db, "table"), "rows v1")
+	snap := engine.Snapshot{ID: "s1", ProjectID: p.ID, Owner: p.Owner, Type: engine.SnapshotManual,
+		Parts: []engine.SnapshotPart{{Name: "db"}, {Name: "cache"}}}
+	made, err := sw.Create(ctx, p, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pt := made.Parts[0]; pt.Absent || pt.SHA256 == "" || pt.Location == "" || pt.UnpackedBytes != 7 {
+		t.Fatalf("db part: %+v", pt)
+	}
+	if pt := made.Parts[1]; !pt.Absent || pt.Location != "" {
+		t.Fatalf("cache part (no volume): %+v", pt)
+	}
+	if snap.Parts[0].SHA256 != "" {
+		t.Fatal("Create wrote into the parts of the snapshot it was given")
+	}
+	if _, err := sw.WaitReady(ctx, made); err != nil {
+		t.Fatal(err)
+	}
+
+	write(filepath.Join(files, "app.txt"), "v2")
+	write(filepath.Join(db, "table"), "rows v2")
+	if err := sw.Restore(ctx, p, made); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{filepath.Join(files, "app.txt"): "v1", filepath.Join(db, "table"): "rows v1"} {
+		if got, _ := os.ReadFile(path); string(got) != want {
+			t.Errorf("%s after restore: %q, want %q", path, got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "volumes", p.ID, "cache")); !os.IsNotExist(err) {
+		t.Errorf("restore made a volume for an absent part: %v", err)
+	}
+
+	// A damaged part: nothing is swapped in, the files neither.
+	write(filepath.Join(files, "app.txt"), "v3")
+	bad := made
+	bad.Parts = append([]engine.SnapshotPart(nil), made.Parts...)
+	bad.Parts[0].SHA256 = strings.Repeat("0", 64)
+	if err := sw.Restore(ctx, p, bad); !errors.Is(err, engine.ErrChecksum) {
+		t.Fatalf("restore with a damaged part: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(files, "app.txt")); string(got) != "v3" {
+		t.Errorf("a failed restore changed the files: %q", got)
+	}
+	if err := sw.Delete(ctx, made); err != nil {
+		t.Fatal(err)
+	}
+	if objs, _ := store.List(ctx, ""); len(objs) != 0 {
+		t.Errorf("objects left after delete: %v", objs)
+	}
+}
