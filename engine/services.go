@@ -243,6 +243,17 @@ func sameDefinition(a, b Container) bool {
 // service container where containers are processes of this machine.
 func (e *Engine) checkRunnable(p Project, cs []Container) error {
 	if e.runsServices() {
+		// A service whose data no snapshot of this mode could hold would make its project
+		// one that never hibernates: refused before it runs, not at its first hibernation.
+		if sv, ok := e.volumes.(ServiceVolumes); ok && sv.CapturesServiceVolumes() {
+			return nil
+		}
+		for _, c := range cs {
+			if c.IsService() {
+				return fmt.Errorf("start %s: service container %s keeps data in a volume of its own, which the %s snapshots of this setup cannot hold (so the project could never hibernate); use CSI snapshots (K8S_SNAPSHOT_CLASS) or docker mode: %w",
+					p.Slug, c.Name, e.volumes.Name(), ErrBadInput)
+			}
+		}
 		return nil
 	}
 	var svcs []string

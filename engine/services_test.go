@@ -257,3 +257,27 @@ func TestRefusalsNameTheOperationInProgress(t *testing.T) {
 		}
 	}
 }
+
+// servicesRuntime is the local runtime claiming to run services, to stand for a mode whose
+// snapshots cannot hold service volumes (kubernetes with archive volumes).
+type servicesRuntime struct{ engine.Runtime }
+
+func (servicesRuntime) RunsServices() bool { return true }
+
+// Where the runtime runs services but the snapshots cannot hold their volumes, a project with a
+// service is refused at start, saying so and what to use: run, it could never hibernate.
+func TestServiceRefusedWhereSnapshotsCannotHoldIt(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test", func(c *engine.Config) { c.Runtime = servicesRuntime{c.Runtime} })
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "svc", Containers: []engine.ContainerSpec{
+		{Name: "db", Directory: ".", Kind: engine.KindService, Image: "postgres:16", DataPath: "/var/lib/postgresql/data", Port: 5432}}})
+	must(t, err)
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if err == nil || !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "could never hibernate") || !strings.Contains(err.Error(), "K8S_SNAPSHOT_CLASS") {
+		t.Fatalf("start: %v", err)
+	}
+	// And its snapshots are refused rather than taken without the service's data.
+	if _, err := p.eng.CreateSnapshot(ctx, pr.Slug, "x"); err == nil || !strings.Contains(err.Error(), "cannot hold the data volumes") {
+		t.Fatalf("snapshot: %v", err)
+	}
+}
