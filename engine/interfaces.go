@@ -205,6 +205,13 @@ type RemoteFiles interface {
 	FilesNeedProcess() bool
 }
 
+// FilesReadier is offered by RemoteFiles runtimes that can tell at once, without waiting,
+// whether the process their file operations need is there now. A start reads
+// .tesslate/config.json again only then: it never waits for that process (see RemoteFiles).
+type FilesReadier interface {
+	FilesReady(ctx context.Context, p Project) bool
+}
+
 // NameSharer is offered by runtimes whose names for containers share one namespace across
 // projects (docker: <slug>-<container>), so that containers of two projects can map to one name
 // (project dk-a's container b and project dk's container a-b are both dk-a-b). Before it

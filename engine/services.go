@@ -174,6 +174,12 @@ func badConfig(err error) error { return fmt.Errorf("%w: %w", err, ErrBadInput) 
 // Containers it does not name stay (they may have been added with container add); so do
 // connections. A project without the file is left alone.
 func (e *Engine) syncConfig(ctx context.Context, p Project) error {
+	if fr, ok := e.runtime.(FilesReadier); ok && !fr.FilesReady(ctx, p) {
+		// No process to read it through right now (the file manager is starting): the start
+		// goes on with the definitions read last time rather than wait for one.
+		e.log.Debug("not reading "+tesslate.ConfigPath+" again: no file manager running yet", "project", p.Slug)
+		return nil
+	}
 	var buf bytes.Buffer
 	err := e.runtime.ReadFile(ctx, p, tesslate.ConfigPath, &buf)
 	switch {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -279,5 +280,40 @@ func TestServiceRefusedWhereSnapshotsCannotHoldIt(t *testing.T) {
 	// And its snapshots are refused rather than taken without the service's data.
 	if _, err := p.eng.CreateSnapshot(ctx, pr.Slug, "x"); err == nil || !strings.Contains(err.Error(), "cannot hold the data volumes") {
 		t.Fatalf("snapshot: %v", err)
+	}
+}
+
+// remoteRuntime is the local runtime as a RemoteFiles runtime whose file process is not there
+// (a kubernetes file manager still starting): it counts the reads of config.json.
+type remoteRuntime struct {
+	engine.Runtime
+	configReads *int
+}
+
+func (r remoteRuntime) ImportTree(ctx context.Context, p engine.Project, src string) error {
+	return r.Runtime.(engine.TreeImporter).ImportTree(ctx, p, src)
+}
+func (remoteRuntime) FilesNeedProcess() bool                          { return true }
+func (remoteRuntime) FilesReady(context.Context, engine.Project) bool { return false }
+func (r remoteRuntime) ReadFile(ctx context.Context, p engine.Project, path string, w io.Writer) error {
+	if path == ".tesslate/config.json" {
+		*r.configReads++
+	}
+	return r.Runtime.ReadFile(ctx, p, path, w)
+}
+
+// A start never waits for the process a remote runtime's file operations need: with none
+// running it does not read .tesslate/config.json again and starts from what it read before.
+func TestStartDoesNotWaitForRemoteFiles(t *testing.T) {
+	ctx := context.Background()
+	reads := 0
+	p := openTest(t, t.TempDir(), "test", func(c *engine.Config) { c.Runtime = remoteRuntime{c.Runtime, &reads} })
+	src := writeTree(t, map[string]string{".tesslate/config.json": `{"apps": {"web": {"start": "exec sleep 600", "port": 4000}}}`})
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "remote", FromDir: src})
+	must(t, err)
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	must(t, err)
+	if reads != 0 {
+		t.Errorf("start read config.json %d times through a file process that is not there", reads)
 	}
 }

@@ -236,6 +236,13 @@ func (r *Runtime) Mode() string { return "kubernetes" }
 // file-manager pod.
 func (r *Runtime) FilesNeedProcess() bool { return true }
 
+// FilesReady implements engine.FilesReadier: a file-manager pod is running now (one look, no
+// wait).
+func (r *Runtime) FilesReady(ctx context.Context, p engine.Project) bool {
+	pod, _, err := r.findRunningPod(ctx, r.Namespace(p), map[string]string{LabelProjectID: labelValue(p.ID), LabelComponent: ComponentFileManager}, "file manager")
+	return err == nil && pod != ""
+}
+
 // Check asks the API server for its version, so a wrong address or credential is reported
 // before any work starts.
 func (r *Runtime) Check(ctx context.Context) error {
