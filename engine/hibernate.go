@@ -162,7 +162,7 @@ func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error)
 func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause error) (Project, error) {
 	ctx = context.WithoutCancel(ctx)
 	for _, c := range running {
-		if _, err := e.startContainer(ctx, o.p, c); err != nil {
+		if _, err := e.startContainer(ctx, o.p, c, nil); err != nil {
 			e.log.Warn("restart container after aborted hibernation", "project", o.p.Slug, "container", c.Name, "err", err)
 		}
 	}

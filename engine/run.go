@@ -18,14 +18,36 @@ import (
 // wins, then the file's Development Server block, then the default command; the port is the
 // file's explicit port, else inferred from its framework, else the container's, else 3000.
 func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (StartSpec, error) {
+	g, err := e.loadGraph(ctx, p)
+	if err != nil {
+		return StartSpec{}, err
+	}
+	return e.startSpec(ctx, p, c, g)
+}
+
+// graph is a project's containers (external ones included: their exports count) and
+// connections, read once for every start of a project's containers.
+type graph struct {
+	cs    []Container
+	conns []Connection
+}
+
+func (e *Engine) loadGraph(ctx context.Context, p Project) (graph, error) {
 	cs, err := e.store.ListContainers(ctx, p.ID)
 	if err != nil {
-		return StartSpec{}, fmt.Errorf("list containers of %s: %w", p.Slug, err)
+		return graph{}, fmt.Errorf("list containers of %s: %w", p.Slug, err)
 	}
 	conns, err := e.store.ListConnections(ctx, p.ID)
 	if err != nil {
-		return StartSpec{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
+		return graph{}, fmt.Errorf("list connections of %s: %w", p.Slug, err)
 	}
+	return graph{cs: cs, conns: conns}, nil
+}
+
+// startSpec is StartSpecFor over a graph already read.
+func (e *Engine) startSpec(ctx context.Context, p Project, c Container, g graph) (StartSpec, error) {
+	cs, conns := g.cs, g.conns
+	var err error
 	env := e.injectedEnv(p, c, cs, conns, true)
 	maps.Copy(env, map[string]string{"PROJECT_ID": p.ID, "PROJECT_SLUG": p.Slug, "CONTAINER_NAME": c.Name})
 	maps.Copy(env, c.Env) // its own env wins: it is what a person wrote for this container
@@ -79,8 +101,17 @@ func (e *Engine) StartSpecFor(ctx context.Context, p Project, c Container) (Star
 	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env, DependsOn: deps}, nil
 }
 
-func (e *Engine) startContainer(ctx context.Context, p Project, c Container) (ContainerStatus, error) {
-	spec, err := e.StartSpecFor(ctx, p, c)
+// startContainer starts c of p; g is the project's graph when the caller has read it already
+// (nil: read here).
+func (e *Engine) startContainer(ctx context.Context, p Project, c Container, g *graph) (ContainerStatus, error) {
+	if g == nil {
+		loaded, err := e.loadGraph(ctx, p)
+		if err != nil {
+			return ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+		}
+		g = &loaded
+	}
+	spec, err := e.startSpec(ctx, p, c, *g)
 	if err != nil {
 		return ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
 	}
@@ -186,21 +217,18 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 	if err := e.syncConfig(ctx, p); err != nil {
 		return fmt.Errorf("start %s: %w", p.Slug, err)
 	}
-	cs, err := e.runningContainers(ctx, p.ID)
+	g, err := e.loadGraph(ctx, p)
 	if err != nil {
-		return fmt.Errorf("start %s: list containers: %w", p.Slug, err)
+		return fmt.Errorf("start %s: %w", p.Slug, err)
 	}
+	cs := Running(g.cs)
 	if err := e.checkRunnable(p, cs); err != nil {
 		return err
 	}
-	conns, err := e.store.ListConnections(ctx, p.ID)
-	if err != nil {
-		return fmt.Errorf("start %s: list connections: %w", p.Slug, err)
-	}
 	var errs []error
 	var names []string
-	for _, c := range startOrder(cs, conns) {
-		if _, err := e.startContainer(ctx, p, c); err != nil {
+	for _, c := range startOrder(cs, g.conns) {
+		if _, err := e.startContainer(ctx, p, c, &g); err != nil {
 			errs = append(errs, err)
 			names = append(names, c.Name)
 		}
@@ -358,7 +386,7 @@ func (e *Engine) StartContainer(ctx context.Context, ref, name string) (Containe
 		return ContainerStatus{}, err
 	}
 	_ = e.store.Touch(ctx, p.ID, e.now())
-	st, err := e.startContainer(ctx, p, c)
+	st, err := e.startContainer(ctx, p, c, nil)
 	_, err = o.finish(ctx, Release{To: StatusActive}, OpDone, err)
 	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "started " + name})
 	return st, err
