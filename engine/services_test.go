@@ -259,8 +259,9 @@ func TestRefusalsNameTheOperationInProgress(t *testing.T) {
 	}
 }
 
-// servicesRuntime is the local runtime claiming to run services, to stand for a mode whose
-// snapshots cannot hold service volumes (kubernetes with archive volumes).
+// servicesRuntime is the local runtime claiming to run services, beside the archive sandwich of
+// host directories, which cannot hold service volumes: a mode whose snapshots cannot hold them
+// (every shipped mode's can; this guards one that would not).
 type servicesRuntime struct{ engine.Runtime }
 
 func (servicesRuntime) RunsServices() bool { return true }

@@ -23,7 +23,8 @@ import (
 // dropped, hard links stored as the files they name), compressed and stored through
 // archive.Put, which hashes it on the way: memory stays bounded whatever the size of the
 // project. A failed tar (a non-zero exit included), a failed compression or a failed Put
-// leaves no object.
+// leaves no object. Each service's data PVC is then archived the same way through a volume
+// pod, as an object of its own (captureParts), with its owners.
 func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engine.Snapshot) (engine.Snapshot, error) {
 	ctx = bindProgress(ctx, p.ID, snap.Type.TakenBy())
 	fail := func(err error) (engine.Snapshot, error) {
@@ -32,7 +33,7 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	if _, err := a.Key(p.Owner, p.ID, snap.ID); err != nil {
 		return fail(err) // before anything runs in the pod
 	}
-	m, err := archive.NewExcluder(a.opts.Exclude)
+	ex, err := archive.NewExcluder(a.opts.Exclude)
 	if err != nil {
 		return fail(err)
 	}
@@ -48,20 +49,32 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 	if err != nil {
 		return fail(err)
 	}
+	stored, err := a.capture(ctx, p, snap, a.fileManagerMount(pod), ex)
+	if err != nil {
+		return fail(err)
+	}
+	if stored, err = a.captureParts(ctx, p, stored, ex); err != nil {
+		return fail(err)
+	}
+	return stored, nil
+}
+
+// capture stores the volume at mt as the object of snap.
+func (a *ArchiveVolumes) capture(ctx context.Context, p engine.Project, snap engine.Snapshot, mt mount, ex archive.Excluder) (engine.Snapshot, error) {
 	ns := a.rt.Namespace(p)
 	// A restore interrupted in its swap has part of the tree in a sailtui directory, which
 	// archives leave out: finish it first, so the snapshot holds the whole tree.
-	if err := a.script(ctx, ns, pod, "recover", ""); err != nil {
-		return fail(err)
+	if err := a.script(ctx, ns, mt, "recover", ""); err != nil {
+		return snap, err
 	}
 	progress := engine.ProgressFrom(ctx)
-	stored, err := a.Put(ctx, p, snap, func(ctx context.Context, w io.Writer) (int64, error) {
+	return a.Put(ctx, p, snap, func(ctx context.Context, w io.Writer) (int64, error) {
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		tarR, tarW := io.Pipe()
-		x := a.startExec(cctx, ns, pod, []string{"tar", "-c", "-f", "-", "-C", a.rt.cfg.MountPath, "."}, nil, tarW,
+		x := a.startExec(cctx, ns, mt, []string{"tar", "-c", "-f", "-", "-C", mt.dir, "."}, nil, tarW,
 			func(err error) { tarW.CloseWithError(err) })
-		pk := &packer{ctx: cctx, a: a, ns: ns, pod: pod, m: m, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
+		pk := &packer{ctx: cctx, a: a, ns: ns, mt: mt, m: ex, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
 		err := pk.pack(tarR, w)
 		if err != nil {
 			// Stop tar and unblock it, so that nothing still produces once this returns.
@@ -71,17 +84,14 @@ func (a *ArchiveVolumes) Create(ctx context.Context, p engine.Project, snap engi
 		_ = x.wait()
 		return pk.done, err
 	})
-	if err != nil {
-		return fail(err)
-	}
-	return stored, nil
 }
 
 // packer turns the pod's tar stream into an archive.
 type packer struct {
 	ctx      context.Context
 	a        *ArchiveVolumes
-	ns, pod  string
+	ns       string
+	mt       mount
 	m        archive.Excluder
 	exec     *execResult
 	progress engine.ProgressFunc
@@ -127,11 +137,11 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 			break
 		}
 		if err != nil && !errors.Is(err, tar.ErrInsecurePath) {
-			return pk.failure(src, fmt.Errorf("read tar from the file manager: %w", err))
+			return pk.failure(src, fmt.Errorf("read tar from %s: %w", pk.mt.what, err))
 		}
 		name, err := archive.CleanName(hdr.Name)
 		if err != nil {
-			return fmt.Errorf("tar from the file manager: %q: %w", hdr.Name, err)
+			return fmt.Errorf("tar from %s: %q: %w", pk.mt.what, hdr.Name, err)
 		}
 		if skip != "" && strings.HasPrefix(name, skip+"/") {
 			continue
@@ -145,6 +155,9 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 			continue
 		}
 		out := &tar.Header{Name: name, Mode: hdr.Mode & 0o7777, ModTime: hdr.ModTime.Truncate(time.Second), Format: tar.FormatGNU}
+		if pk.mt.owners {
+			out.Uid, out.Gid = hdr.Uid, hdr.Gid // numeric only, as archive.Write with Owners
+		}
 		switch hdr.Typeflag {
 		case tar.TypeDir:
 			out.Typeflag = tar.TypeDir
@@ -157,7 +170,7 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 			}
 		case tar.TypeReg, '\x00':
 			if name == "" {
-				return fmt.Errorf("tar from the file manager: a file names the root: %w", engine.ErrBadInput)
+				return fmt.Errorf("tar from %s: a file names the root: %w", pk.mt.what, engine.ErrBadInput)
 			}
 			out.Typeflag, out.Size = tar.TypeReg, hdr.Size
 			if err := tw.WriteHeader(out); err != nil {
@@ -183,7 +196,7 @@ func (pk *packer) entries(tr *tar.Reader, tw *tar.Writer, src io.Reader) error {
 	// Read to the end: tar pads its output, and only the end of the stream says how tar ended.
 	if _, err := io.Copy(io.Discard, src); err != nil {
 		// The pipe ends with tar's own error when it failed.
-		return pk.failure(src, fmt.Errorf("read tar from the file manager: %w", err))
+		return pk.failure(src, fmt.Errorf("read tar from %s: %w", pk.mt.what, err))
 	}
 	if err := pk.exec.wait(); err != nil {
 		return err
@@ -220,12 +233,12 @@ func (pk *packer) count(n int64) {
 func (pk *packer) hardLink(tw *tar.Writer, out *tar.Header, target string) error {
 	rel, err := archive.CleanName(target)
 	if err != nil || rel == "" {
-		return fmt.Errorf("tar from the file manager: %q: hard link to %q: bad target", out.Name, target)
+		return fmt.Errorf("tar from %s: %q: hard link to %q: bad target", pk.mt.what, out.Name, target)
 	}
 	ctx, cancel := context.WithCancel(pk.ctx)
 	defer cancel()
 	r, w := io.Pipe()
-	x := pk.a.startExec(ctx, pk.ns, pk.pod, []string{"sh", "-c", hardLinkScript, "sh", pk.a.rt.cfg.MountPath, pk.a.rt.cfg.MountPath + "/" + rel}, nil, w,
+	x := pk.a.startExec(ctx, pk.ns, pk.mt, []string{"sh", "-c", hardLinkScript, "sh", pk.mt.dir, pk.mt.dir + "/" + rel}, nil, w,
 		func(err error) { w.CloseWithError(err) })
 	err = func() error {
 		br := bufio.NewReader(r)

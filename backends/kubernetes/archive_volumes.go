@@ -185,16 +185,34 @@ case "$r" in "$root"/*) ;; *) echo "$2 leaves the project" >&2; exit 86;; esac
 stat -c %s "$r" || exit 1
 exec cat "$r"`
 
-// script runs swapScript in pod.
-func (a *ArchiveVolumes) script(ctx context.Context, ns, pod, op, token string) error {
+// mount is a volume as the pod that holds it for an archive sees it: the project's storage in
+// the file manager, or a service's data volume in its volume pod (see archive_parts.go).
+type mount struct {
+	pod, container string
+	// dir is where the volume is mounted in the pod.
+	dir string
+	// owners: the entries keep their numeric owners both ways (a service's data, whose
+	// server refuses files of another user), as archive.Sandwich does for service volumes.
+	owners bool
+	// what names the pod in errors.
+	what string
+}
+
+// fileManagerMount is the project's storage in the file-manager pod.
+func (a *ArchiveVolumes) fileManagerMount(pod string) mount {
+	return mount{pod: pod, container: FileManagerName, dir: a.rt.cfg.MountPath, what: "the file manager"}
+}
+
+// script runs swapScript on m.
+func (a *ArchiveVolumes) script(ctx context.Context, ns string, m mount, op, token string) error {
 	var stderr capped.Buffer
 	stderr.Max = 4096
-	code, err := a.rt.exec.run(ctx, ns, pod, FileManagerName, []string{"sh", "-c", swapScript, "sh", a.rt.cfg.MountPath, op, token}, nil, io.Discard, &stderr)
+	code, err := a.rt.exec.run(ctx, ns, m.pod, m.container, []string{"sh", "-c", swapScript, "sh", m.dir, op, token}, nil, io.Discard, &stderr)
 	if err != nil {
-		return fmt.Errorf("%s in the file manager: %w", op, err)
+		return fmt.Errorf("%s in %s: %w", op, m.what, err)
 	}
 	if code != 0 {
-		return fmt.Errorf("%s in the file manager: exit %d: %s", op, code, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("%s in %s: exit %d: %s", op, m.what, code, strings.TrimSpace(stderr.String()))
 	}
 	return nil
 }
@@ -205,18 +223,18 @@ type execResult struct {
 	err  error
 }
 
-// startExec runs argv in pod in the background. When it ends, its result is set before done
-// is closed, then whenEnded runs (closing the pipes it fed).
-func (a *ArchiveVolumes) startExec(ctx context.Context, ns, pod string, argv []string, stdin io.Reader, stdout io.Writer, whenEnded func(error)) *execResult {
+// startExec runs argv in m's pod in the background. When it ends, its result is set before
+// done is closed, then whenEnded runs (closing the pipes it fed).
+func (a *ArchiveVolumes) startExec(ctx context.Context, ns string, m mount, argv []string, stdin io.Reader, stdout io.Writer, whenEnded func(error)) *execResult {
 	res := &execResult{done: make(chan struct{})}
 	go func() {
 		var stderr capped.Buffer
 		stderr.Max = 4096
-		code, err := a.rt.exec.run(ctx, ns, pod, FileManagerName, argv, stdin, stdout, &stderr)
+		code, err := a.rt.exec.run(ctx, ns, m.pod, m.container, argv, stdin, stdout, &stderr)
 		if err == nil && code != 0 {
-			err = fmt.Errorf("%s in the file manager: exit %d: %s", argv[0], code, strings.TrimSpace(stderr.String()))
+			err = fmt.Errorf("%s in %s: exit %d: %s", argv[0], m.what, code, strings.TrimSpace(stderr.String()))
 		} else if err != nil {
-			err = fmt.Errorf("%s in the file manager: %w", argv[0], err)
+			err = fmt.Errorf("%s in %s: %w", argv[0], m.what, err)
 		}
 		res.err = err
 		close(res.done)
@@ -295,8 +313,6 @@ func (a *ArchiveVolumes) waitFileManager(ctx context.Context, p engine.Project) 
 
 var _ engine.ServiceVolumes = (*ArchiveVolumes)(nil)
 
-// CapturesServiceVolumes implements engine.ServiceVolumes: not yet. The file-manager pod
-// mounts only the project's PVC, so these archives cannot hold a service's data PVC, and the
-// engine refuses a snapshot of a project with services (never one that would leave their data
-// behind when a hibernation deletes the namespace).
-func (a *ArchiveVolumes) CapturesServiceVolumes() bool { return false }
+// CapturesServiceVolumes implements engine.ServiceVolumes: each service's data PVC is archived
+// through a volume pod of its own (archive_parts.go).
+func (a *ArchiveVolumes) CapturesServiceVolumes() bool { return true }

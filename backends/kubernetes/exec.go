@@ -142,13 +142,20 @@ func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[st
 			return "", pendingDetail(&p), nil
 		}
 	}
-	// No pod yet: one is coming when the Deployment wants one.
+	// No pod yet: one is coming when the Deployment wants one. The pods of a stop just before
+	// (a restore's, say) may still be terminating: they are not the pod that comes.
+	live := 0
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			live++
+		}
+	}
 	deps, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
 	if err != nil || len(deps.Items) == 0 {
 		return "", "", nil
 	}
 	for _, d := range deps.Items {
-		if d.DeletionTimestamp == nil && (d.Spec.Replicas == nil || *d.Spec.Replicas > 0) && len(pods.Items) == 0 {
+		if d.DeletionTimestamp == nil && (d.Spec.Replicas == nil || *d.Spec.Replicas > 0) && live == 0 {
 			return "", "pod not created yet", nil
 		}
 	}

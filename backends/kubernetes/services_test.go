@@ -19,7 +19,6 @@ import (
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
 	"github.com/sailtui/sailtui/engine"
-	"github.com/sailtui/sailtui/engine/archive"
 )
 
 // webAndDB are an app with an image and resources of its own and a database service
@@ -410,17 +409,5 @@ func TestServiceSnapshotsHibernateWakePurge(t *testing.T) {
 	}
 	if err := vols.Delete(ctx, snap); err != nil {
 		t.Errorf("delete snapshot again: %v", err)
-	}
-}
-
-// The archive volumes cannot hold service PVCs yet: they say so, and the engine refuses a
-// snapshot of a project with services rather than take one that leaves their data out.
-func TestArchiveVolumesRefuseServices(t *testing.T) {
-	c := k8stest.Start(t)
-	rt := newRuntime(t, c)
-	var vols engine.Volumes = kubernetes.NewArchiveVolumes(rt, nil, archive.SandwichOptions{})
-	sv, ok := vols.(engine.ServiceVolumes)
-	if !ok || sv.CapturesServiceVolumes() {
-		t.Fatalf("archive volumes capture service volumes: %v", ok)
 	}
 }

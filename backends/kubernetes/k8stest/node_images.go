@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/moby/moby/client"
@@ -79,6 +80,18 @@ func (n *node) importImages(ctx context.Context) error {
 		if !strings.Contains(out, want) {
 			return fmt.Errorf("image %s not in the node's containerd after the import (it has: %s)", want, strings.Join(strings.Fields(out), " "))
 		}
+	}
+	return nil
+}
+
+// TagImage gives image ref the second name as in the node's containerd, so that a test can run
+// it under a name the runtime treats differently (an official database image's, which starts
+// as root).
+func (n *Node) TagImage(ctx context.Context, ref, as string) error {
+	sock := filepath.Join(n.dir, "containerd", "containerd.sock")
+	out, err := exec.CommandContext(ctx, "/usr/bin/ctr", "--address", sock, "-n", "k8s.io", "images", "tag", "--force", ref, as).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("tag %s as %s in the node's containerd: %w: %s", ref, as, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
