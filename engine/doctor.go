@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -44,6 +45,29 @@ type ArchiveInventory interface {
 	// ArchiveKey is where snapshot s is kept (or would be).
 	ArchiveKey(s Snapshot) (string, error)
 }
+
+// Reaper is offered by runtimes that delete torn-down trees in the background, once moved
+// into a trash area (after the snapshot that holds them was verified: invariant 1).
+type Reaper interface {
+	// WaitReaped returns once the background delete is done, or ctx ends.
+	WaitReaped(ctx context.Context) error
+	// TrashLeft lists what waits in the trash.
+	TrashLeft() ([]TrashItem, error)
+	// EmptyTrash deletes what is in the trash now.
+	EmptyTrash(ctx context.Context) error
+}
+
+// TrashItem is a torn-down tree waiting to be deleted.
+type TrashItem struct {
+	Path string `json:"path"`
+	// Since is when it was moved to the trash.
+	Since time.Time `json:"since"`
+}
+
+// trashLeftAfter is how long a tree may wait in the trash before the doctor reports it: the
+// background delete of a large tree takes seconds, so one older than this was left by a run
+// that ended first.
+const trashLeftAfter = 10 * time.Minute
 
 // Finding is one thing the doctor found wrong.
 type Finding struct {
@@ -139,10 +163,47 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 	} else {
 		rep.Unsupported = append(rep.Unsupported, "archives ("+e.volumes.Name()+" snapshots)")
 	}
+	if r, ok := e.runtime.(Reaper); ok {
+		if f, ok := e.checkTrash(ctx, r, fix); ok {
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
 	slices.SortFunc(rep.Findings, func(a, b Finding) int {
 		return compareStrings(a.Check+"\x00"+a.Project+"\x00"+a.Detail, b.Check+"\x00"+b.Project+"\x00"+b.Detail)
 	})
 	return rep, nil
+}
+
+// checkTrash reports torn-down trees that wait in the trash longer than a background delete
+// takes (a run ended before it was done). They are copies of what verified snapshots hold, so
+// the fix deletes them; any later run of this runtime would too.
+func (e *Engine) checkTrash(ctx context.Context, r Reaper, fix bool) (Finding, bool) {
+	items, err := r.TrashLeft()
+	if err != nil {
+		return Finding{Check: "trash", Detail: "could not list the trash: " + err.Error(),
+			Fix: "check the state directory's permissions, then run sailtui doctor again"}, true
+	}
+	var old []string
+	for _, it := range items {
+		if e.now().Sub(it.Since) > trashLeftAfter {
+			old = append(old, it.Path)
+		}
+	}
+	if len(old) == 0 {
+		return Finding{}, false
+	}
+	f := Finding{Check: "trash", Fixable: true,
+		Detail: fmt.Sprintf("%d torn-down project tree(s) wait in the trash to be deleted (a run ended before it was done; their snapshots were verified first): %s",
+			len(old), strings.Join(old, ", ")),
+		Fix: "sailtui doctor --fix deletes them (so does the next run of this mode, in the background)"}
+	if fix {
+		if err := r.EmptyTrash(ctx); err != nil {
+			f.Error = err.Error()
+		} else {
+			f.Fixed = true
+		}
+	}
+	return f, true
 }
 
 // checkStuck reports an operation whose holder died or went silent; the fix finishes it as the

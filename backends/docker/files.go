@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
@@ -103,4 +106,63 @@ func notFound(err error) error {
 		return fmt.Errorf("project has no storage: %w", engine.ErrNotFound)
 	}
 	return err
+}
+
+// StorageDir is the directory holding all of the project's files: what a snapshot archives and
+// a restore replaces. With host directories it is <ProjectsDir>/<owner>/<slug>, a pure function
+// of the project. With volumes it is the volume's directory on the Docker host (see
+// volumeStorageDir), found by asking the engine, and "" when the volume is missing, not the
+// project's or not reachable from this process. "" (also for a slug that is not one path
+// component) means there is no storage to use, which callers must treat as an error.
+func (r *Runtime) StorageDir(p engine.Project) string {
+	if hostfs.CheckName("project slug", p.Slug) != nil {
+		return ""
+	}
+	if r.cfg.Volumes {
+		return r.volumeStorageDir(p)
+	}
+	return r.hostDir(p)
+}
+
+// hostDir is the project's host directory, <ProjectsDir>/<owner>/<slug>, whichever the mode.
+func (r *Runtime) hostDir(p engine.Project) string {
+	return filepath.Join(r.cfg.ProjectsDir, ownerDir(p.Owner), p.Slug)
+}
+
+// ownerDir makes an owner one path component, whatever it holds.
+func ownerDir(owner string) string {
+	s := url.PathEscape(owner)
+	if s == "" || s == "." || s == ".." {
+		return "_"
+	}
+	return s
+}
+
+// projectDir is the directory of this machine holding the project's files: its host directory,
+// or its volume's directory (an error, saying why, when that cannot be used).
+func (r *Runtime) projectDir(ctx context.Context, p engine.Project) (string, error) {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return "", err
+	}
+	if r.cfg.Volumes {
+		return r.volumeDir(ctx, p)
+	}
+	dir := r.hostDir(p)
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		// No directory: say so plainly when the files are in a volume (only a volume found
+		// counts; an engine that does not answer leaves the plain "no storage").
+		if err := r.refuseVolumeInHostMode(ctx, p); errors.Is(err, engine.ErrBadState) {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+func (r *Runtime) tree(dir string) hostfs.Tree {
+	t := hostfs.Tree{Root: dir}
+	if r.chown {
+		o := r.owner
+		t.Owner = &o
+	}
+	return t
 }

@@ -32,7 +32,6 @@ import (
 	"io/fs"
 	"net"
 	"net/netip"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -44,6 +43,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
+	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/capped"
@@ -146,6 +146,9 @@ type Runtime struct {
 	composeMu sync.Mutex
 	// pauseMu serialises changes to the pause records (pause.go) in this process.
 	pauseMu sync.Mutex
+	// trash deletes torn-down host directories in the background (<StateDir>/.sailtui-trash:
+	// beside ProjectsDir, where no owner's directory can take its name).
+	trash *trash.Bin
 }
 
 var (
@@ -200,7 +203,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Volumes && !volumeNameRE.MatchString(cfg.NetworkPrefix) {
 		return nil, fmt.Errorf("docker runtime: prefix %q cannot start a volume name: use letters, digits, '_', '.' and '-', starting with a letter or digit: %w", cfg.NetworkPrefix, engine.ErrBadInput)
 	}
-	r := &Runtime{cfg: cfg, publish: addr}
+	r := &Runtime{cfg: cfg, publish: addr, trash: trash.Open(cfg.StateDir)}
 	if err := r.setUser(); err != nil {
 		return nil, err
 	}
@@ -256,65 +259,6 @@ func (r *Runtime) Mode() string { return "docker" }
 
 // Config is the runtime's configuration with its defaults filled in.
 func (r *Runtime) Config() Config { return r.cfg }
-
-// StorageDir is the directory holding all of the project's files: what a snapshot archives and
-// a restore replaces. With host directories it is <ProjectsDir>/<owner>/<slug>, a pure function
-// of the project. With volumes it is the volume's directory on the Docker host (see
-// volumeStorageDir), found by asking the engine, and "" when the volume is missing, not the
-// project's or not reachable from this process. "" (also for a slug that is not one path
-// component) means there is no storage to use, which callers must treat as an error.
-func (r *Runtime) StorageDir(p engine.Project) string {
-	if hostfs.CheckName("project slug", p.Slug) != nil {
-		return ""
-	}
-	if r.cfg.Volumes {
-		return r.volumeStorageDir(p)
-	}
-	return r.hostDir(p)
-}
-
-// hostDir is the project's host directory, <ProjectsDir>/<owner>/<slug>, whichever the mode.
-func (r *Runtime) hostDir(p engine.Project) string {
-	return filepath.Join(r.cfg.ProjectsDir, ownerDir(p.Owner), p.Slug)
-}
-
-// ownerDir makes an owner one path component, whatever it holds.
-func ownerDir(owner string) string {
-	s := url.PathEscape(owner)
-	if s == "" || s == "." || s == ".." {
-		return "_"
-	}
-	return s
-}
-
-// projectDir is the directory of this machine holding the project's files: its host directory,
-// or its volume's directory (an error, saying why, when that cannot be used).
-func (r *Runtime) projectDir(ctx context.Context, p engine.Project) (string, error) {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return "", err
-	}
-	if r.cfg.Volumes {
-		return r.volumeDir(ctx, p)
-	}
-	dir := r.hostDir(p)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		// No directory: say so plainly when the files are in a volume (only a volume found
-		// counts; an engine that does not answer leaves the plain "no storage").
-		if err := r.refuseVolumeInHostMode(ctx, p); errors.Is(err, engine.ErrBadState) {
-			return "", err
-		}
-	}
-	return dir, nil
-}
-
-func (r *Runtime) tree(dir string) hostfs.Tree {
-	t := hostfs.Tree{Root: dir}
-	if r.chown {
-		o := r.owner
-		t.Owner = &o
-	}
-	return t
-}
 
 func (r *Runtime) containerName(p engine.Project, c engine.Container) string {
 	return p.Slug + "-" + c.Name
@@ -557,11 +501,13 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 	}
 	dirs := []string{r.recordDir(p), r.logDir(p)}
 	if r.cfg.Volumes {
+		// A volume cannot be renamed out of the way: the engine deletes it in place.
 		if err := r.removeVolume(ctx, p); err != nil {
 			errs = append(errs, err)
 		}
-	} else {
-		dirs = append(dirs, r.hostDir(p))
+	} else if err := r.trash.Throw(r.hostDir(p), p.Slug); err != nil {
+		// One rename; the tree is deleted in the background (backends/internal/trash).
+		errs = append(errs, err)
 	}
 	for _, d := range dirs {
 		if err := archive.RemoveTree(d); err != nil {

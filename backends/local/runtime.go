@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/hostfs"
@@ -65,7 +66,7 @@ type Runtime struct {
 	// children are the containers this Runtime started and still reaps, by slug/name.
 	children map[string]*child
 	// trash deletes torn-down project trees in the background (trash.go).
-	trash trash
+	trash *trash.Bin
 }
 
 type portLease struct {
@@ -117,10 +118,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.StopTimeout <= 0 {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
-	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}}
-	if left, _ := r.TrashLeft(); len(left) > 0 {
-		r.emptyTrashLater() // what a process that ended first left to delete
-	}
+	// Opening the bin resumes the delete of what a process that ended first left in it.
+	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}, trash: trash.Open(cfg.ProjectsDir)}
 	return r, nil
 }
 
@@ -238,7 +237,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	// The tree goes to the trash (one rename), deleted in the background: see trash.go.
-	if err := r.throwAway(dir, p.Slug); err != nil {
+	if err := r.trash.Throw(dir, p.Slug); err != nil {
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error

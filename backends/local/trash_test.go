@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -40,7 +41,7 @@ func TestDestroyMovesTreeToTrash(t *testing.T) {
 	}
 
 	// A killed process's leftover: the next Runtime deletes it.
-	left := filepath.Join(cfg.ProjectsDir, trashDirName, "old.123")
+	left := filepath.Join(cfg.ProjectsDir, trash.DirName, "old.123")
 	if err := os.MkdirAll(filepath.Join(left, "a", "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}

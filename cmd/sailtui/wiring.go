@@ -128,7 +128,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker runtime: %w", err)
 		}
-		return rt, func() { _ = rt.Close() }, nil
+		return rt, func() { waitReaped(rt); _ = rt.Close() }, nil
 	}
 	rt, err := local.New(local.Config{
 		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
@@ -138,13 +138,15 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("local runtime: %w", err)
 	}
-	// The trees a hibernation or deletion moved to the trash are deleted in the background;
-	// before it exits, sailtui lets that finish for a while (what is left, the next run does).
-	return rt, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		_ = rt.WaitReaped(ctx)
-	}, nil
+	return rt, func() { waitReaped(rt) }, nil
+}
+
+// waitReaped lets the background delete of the trees a hibernation or deletion moved to the
+// trash finish, for a while, before sailtui exits (what is left, the next run does).
+func waitReaped(r engine.Reaper) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_ = r.WaitReaped(ctx)
 }
 
 // defaultCommand serves a container's directory with this binary's devserver when the container

@@ -26,8 +26,10 @@ import (
 // and rewrites big in place (truncate, then 1 MiB). At any one moment z <= a <= z+1 holds; a
 // snapshot that is point in time shows exactly that. One that walks the tree while the loop
 // runs reads a before the thousands of files of m/ and z after them, many rounds later, or
-// has big change under it ("file shrank/grew while being archived").
+// has big change under it ("file shrank/grew while being archived"). Both exist before the
+// first round, so that a snapshot of the first moments holds the pair too.
 const PairWriter = `i=0
+echo 0 > a.tmp && mv -f a.tmp a && echo 0 > z.tmp && mv -f z.tmp z
 while :; do
   i=$((i+1))
   echo $i > a.tmp && mv -f a.tmp a
