@@ -35,8 +35,8 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 			return fmt.Errorf("ensure project %s: sweeper role binding: %w", p.Slug, err)
 		}
 	}
-	if warning := r.ensureTLSSecret(ctx, p); warning != "" {
-		if report := engine.ProgressFrom(ctx); report != nil {
+	for _, warning := range []string{r.ensureTLSSecret(ctx, p), r.ensurePullSecret(ctx, p)} {
+		if report := engine.ProgressFrom(ctx); warning != "" && report != nil {
 			report(engine.Progress{Phase: "warning: " + warning})
 		}
 	}
@@ -420,6 +420,9 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		if warning := r.tlsSecretWarning(ctx, ns); warning != "" {
 			fmt.Fprintf(&b, "warning: %s\n", warning)
 		}
+	}
+	if warning := r.pullSecretWarning(ctx, ns); warning != "" {
+		fmt.Fprintf(&b, "warning: %s\n", warning)
 	}
 	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil {
 		src := ""

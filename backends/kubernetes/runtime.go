@@ -76,10 +76,13 @@ type Config struct {
 	// needs it writable by the pods' user, which / of an image is not.
 	MountPath string
 	// ImagePullPolicy (K8S_IMAGE_PULL_POLICY, default IfNotPresent) and ImagePullSecret
-	// (K8S_IMAGE_PULL_SECRET: a Secret of every project namespace's, made by the operator)
+	// (K8S_IMAGE_PULL_SECRET: a Secret in every project namespace, see PullSecretFrom)
 	// apply to every pod of a project.
 	ImagePullPolicy string
 	ImagePullSecret string
+	// PullSecretFrom (K8S_COPY_PULL_SECRET_FROM, opt-in) is the namespace ImagePullSecret is
+	// copied from into every project namespace (pullsecret.go).
+	PullSecretFrom string
 	// IngressAnnotations (K8S_INGRESS_ANNOTATIONS) are added to every Ingress, over the
 	// defaults that keep dev-server websockets open (see ingressAnnotations).
 	IngressAnnotations map[string]string

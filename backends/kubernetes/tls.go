@@ -12,9 +12,10 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-// TLSSourceRules are what copying the wildcard TLS secret takes in the namespace it is copied
-// from (Config.TLSSecretFrom): reading that one secret, by resourceNames, nothing else there.
-func TLSSourceRules(secret string) []rbacv1.PolicyRule {
+// SecretSourceRules are what copying a secret into project namespaces (the wildcard TLS secret
+// from Config.TLSSecretFrom, the image pull secret from Config.PullSecretFrom) takes in the
+// namespace it is copied from: reading that one secret, by resourceNames, nothing else there.
+func SecretSourceRules(secret string) []rbacv1.PolicyRule {
 	return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{secret}, Verbs: []string{"get"}}}
 }
 

@@ -18,7 +18,7 @@ import (
 
 // TLS that works (issue 20, item 14): with K8S_COPY_TLS_SECRET_FROM the wildcard secret the
 // Ingresses name is copied into the project namespace (certificate and key only), by an
-// identity that may read only that one secret there (kubernetes.TLSSourceRules, by
+// identity that may read only that one secret there (kubernetes.SecretSourceRules, by
 // resourceNames), and again afresh at the next start, so a renewed certificate arrives;
 // without it a namespace lacking the secret is reported by describe, with the way out.
 func TestTLSSecretCopied(t *testing.T) {
@@ -43,7 +43,7 @@ func TestTLSSecretCopied(t *testing.T) {
 
 	// The identity that creates projects: what EnsureProject needs cluster-wide (server-side
 	// apply that creates takes create and patch), secrets written but never read, and in the
-	// source namespace only TLSSourceRules.
+	// source namespace only SecretSourceRules.
 	const user = "sailtui-test-tls-copier"
 	subject := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
 	creator := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
@@ -53,7 +53,7 @@ func TestTLSSecretCopied(t *testing.T) {
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments"}, Verbs: []string{"create", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"create", "patch"}},
 	}}
-	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: src}, Rules: kubernetes.TLSSourceRules(secret)}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user, Namespace: src}, Rules: kubernetes.SecretSourceRules(secret)}
 	for _, err := range []error{
 		func() error {
 			_, err := c.Client.RbacV1().ClusterRoles().Create(ctx, creator, metav1.CreateOptions{})

@@ -56,6 +56,7 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 	fs.StringVar(&o.ConfigMap, "config-map", deploy.DefaultConfigMap, "ConfigMap the sweeps take their settings from (envFrom; not created)")
 	fs.StringVar(&o.Secret, "secret", deploy.DefaultSecret, "Secret with DATABASE_URL and AWS credentials (envFrom; not created)")
 	fs.StringVar(&o.TLSSecret, "tls-secret", "", "namespace/name of the wildcard TLS secret copied into project namespaces (K8S_COPY_TLS_SECRET_FROM): adds a Role that reads only it, for whoever creates projects")
+	fs.StringVar(&o.PullSecret, "pull-secret", "", "namespace/name of the image pull secret copied into project namespaces (K8S_COPY_PULL_SECRET_FROM): adds a Role that reads only it, for whoever creates projects")
 	fs.StringVar(&o.NamespacePrefix, "namespace-prefix", "proj-", "K8S_NAMESPACE_PREFIX of the projects: the sweeper may change the snapshot contents of their VolumeSnapshots")
 	return cmd
 }

@@ -297,8 +297,10 @@ var settings = []setting{
 		value: func(c *config) string {
 			return cmp.Or(c.Kube.FileManagerImage, c.DevserverImage, docker.DefaultImage)
 		}},
-	{env: "K8S_IMAGE_PULL_SECRET", def: "", meaning: "kubernetes mode: Secret (in each project namespace) every pod pulls its images with",
+	{env: "K8S_IMAGE_PULL_SECRET", def: "", meaning: "kubernetes mode: Secret every pod pulls its images with (it must be in each project namespace: see K8S_COPY_PULL_SECRET_FROM)",
 		parse: field(func(c *config) *string { return &c.Kube.ImagePullSecret }, checked(kubernetes.CheckImagePullSecret))},
+	{env: "K8S_COPY_PULL_SECRET_FROM", def: "", meaning: "kubernetes mode: namespace K8S_IMAGE_PULL_SECRET is copied from into every project namespace (opt-in; needs get on that one secret there)",
+		parse: field(func(c *config) *string { return &c.Kube.PullSecretFrom }, asIs)},
 	{env: "K8S_IMAGE_PULL_POLICY", def: "IfNotPresent", meaning: "kubernetes mode: image pull policy of every pod (Always, IfNotPresent, Never)",
 		parse: field(func(c *config) *string { return &c.Kube.ImagePullPolicy }, checked(kubernetes.CheckImagePullPolicy))},
 	{env: "K8S_INGRESS_ANNOTATIONS", def: "", meaning: "kubernetes mode: more Ingress annotations, key=value,key=value or a JSON object (over the websocket timeouts sailtui sets)",

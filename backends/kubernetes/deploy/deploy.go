@@ -105,10 +105,17 @@ type Options struct {
 	// namespaces (K8S_COPY_TLS_SECRET_FROM): a Role there reads that one secret
 	// (TLSSourceRole), for whoever creates projects to be bound to. "" adds none.
 	TLSSecret string
+	// PullSecret, "namespace/name", is the image pull secret the runtime copies into project
+	// namespaces (K8S_COPY_PULL_SECRET_FROM), with a Role there as for TLSSecret
+	// (PullSecretSourceRole).
+	PullSecret string
 }
 
 // TLSSourceRole names the Role that reads the wildcard TLS secret in its namespace.
 const TLSSourceRole = "sailtui-tls-source"
+
+// PullSecretSourceRole reads the image pull secret where it is copied from (Options.PullSecret).
+const PullSecretSourceRole = "sailtui-pull-secret-source"
 
 func (o Options) withDefaults() Options {
 	if o.Namespace == "" {
@@ -144,10 +151,13 @@ func (o Options) validate() error {
 	if errs := validation.IsDNS1123Label(o.NamespacePrefix + "x"); len(errs) > 0 {
 		return fmt.Errorf("namespace prefix %q: want the start of a DNS label: %w", o.NamespacePrefix, engine.ErrBadInput)
 	}
-	if o.TLSSecret != "" {
-		ns, name, ok := strings.Cut(o.TLSSecret, "/")
+	for what, ref := range map[string]string{"TLS secret": o.TLSSecret, "pull secret": o.PullSecret} {
+		if ref == "" {
+			continue
+		}
+		ns, name, ok := strings.Cut(ref, "/")
 		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
-			return fmt.Errorf("TLS secret %q: want namespace/name: %w", o.TLSSecret, engine.ErrBadInput)
+			return fmt.Errorf("%s %q: want namespace/name: %w", what, ref, engine.ErrBadInput)
 		}
 	}
 	if strings.ContainsAny(o.Image, " \t\n") {
@@ -220,14 +230,20 @@ func Objects(o Options) ([]runtime.Object, error) {
 		resources("50m", "128Mi", "500m", "512Mi"))
 	policy, policyBinding := sweeperPolicy(o)
 	objs := []runtime.Object{ns, sa, clusterRole, clusterBinding, policy, policyBinding, projectRole, hibernate, purge}
-	if o.TLSSecret != "" {
-		tlsNS, name, _ := strings.Cut(o.TLSSecret, "/")
+	for _, src := range []struct{ ref, role, setting string }{
+		{o.TLSSecret, TLSSourceRole, "K8S_COPY_TLS_SECRET_FROM"},
+		{o.PullSecret, PullSecretSourceRole, "K8S_COPY_PULL_SECRET_FROM"},
+	} {
+		if src.ref == "" {
+			continue
+		}
+		srcNS, name, _ := strings.Cut(src.ref, "/")
 		objs = append(objs, &rbacv1.Role{
 			TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-			ObjectMeta: metav1.ObjectMeta{Name: TLSSourceRole, Namespace: tlsNS, Labels: labels("projects"), Annotations: map[string]string{
-				"sailtui.io/bound-by": "a RoleBinding here for whoever creates projects with K8S_COPY_TLS_SECRET_FROM=" + tlsNS + "; the sweeper needs none",
+			ObjectMeta: metav1.ObjectMeta{Name: src.role, Namespace: srcNS, Labels: labels("projects"), Annotations: map[string]string{
+				"sailtui.io/bound-by": "a RoleBinding here for whoever creates projects with " + src.setting + "=" + srcNS + "; the sweeper needs none",
 			}},
-			Rules: kubernetes.TLSSourceRules(name),
+			Rules: kubernetes.SecretSourceRules(name),
 		})
 	}
 	return objs, nil

@@ -268,25 +268,33 @@ func TestHibernateDeadlines(t *testing.T) {
 	}
 }
 
-// With a TLS secret to copy, the manifests add a Role in its namespace that reads that one
-// secret, by resourceNames (issue 20, item 14).
-func TestManifestsTLSSourceRole(t *testing.T) {
-	objs, err := deploy.Objects(deploy.Options{TLSSecret: "ingress-nginx/wildcard"})
+// With a TLS secret or a pull secret to copy, the manifests add a Role in its namespace that
+// reads that one secret, by resourceNames (issue 20, item 14; issue 16).
+func TestManifestsSecretSourceRoles(t *testing.T) {
+	objs, err := deploy.Objects(deploy.Options{TLSSecret: "ingress-nginx/wildcard", PullSecret: "registry/regcred"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var roles []*rbacv1.Role
+	roles := map[string]*rbacv1.Role{}
 	for _, o := range objs {
 		if r, ok := o.(*rbacv1.Role); ok {
-			roles = append(roles, r)
+			roles[r.Name] = r
 		}
 	}
-	if len(roles) != 1 || roles[0].Name != deploy.TLSSourceRole || roles[0].Namespace != "ingress-nginx" ||
-		!reflect.DeepEqual(roles[0].Rules, []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{"wildcard"}, Verbs: []string{"get"}}}) {
+	reads := func(name string) []rbacv1.PolicyRule {
+		return []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, ResourceNames: []string{name}, Verbs: []string{"get"}}}
+	}
+	if r := roles[deploy.TLSSourceRole]; len(roles) != 2 || r == nil || r.Namespace != "ingress-nginx" || !reflect.DeepEqual(r.Rules, reads("wildcard")) {
 		t.Fatalf("TLS source role: %+v", roles)
 	}
-	if _, err := deploy.Objects(deploy.Options{TLSSecret: "no-slash"}); err == nil {
-		t.Error("a TLS secret without its namespace is accepted")
+	if r := roles[deploy.PullSecretSourceRole]; r == nil || r.Namespace != "registry" || !reflect.DeepEqual(r.Rules, reads("regcred")) ||
+		!strings.Contains(r.Annotations["sailtui.io/bound-by"], "K8S_COPY_PULL_SECRET_FROM=registry") {
+		t.Fatalf("pull secret source role: %+v", roles)
+	}
+	for _, o := range []deploy.Options{{TLSSecret: "no-slash"}, {PullSecret: "no-slash"}, {PullSecret: "Bad NS/x"}} {
+		if _, err := deploy.Objects(o); err == nil {
+			t.Errorf("%+v: a secret without a valid namespace is accepted", o)
+		}
 	}
 }
 
