@@ -116,7 +116,10 @@ test-e2e: deps
 	$(GOTEST) -race ./cmd/sailtui/...
 
 ## bench: speed and memory goals as ratios against baselines measured in the same run.
-bench: deps tools
+## bench also needs what the S3 baselines script with (Debian's rclone and awscli).
+BENCH_APT_PACKAGES := rclone awscli
+bench: tools
+	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(BENCH_APT_PACKAGES)"
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
 	$(GO) test -run '^$$' -bench 'LocalHibernate' -benchtime 1x -timeout 30m ./engine/
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/

@@ -48,7 +48,7 @@ const s3BenchReps = 3
 // which tar | zstd writing a local file does not. The tools need sh, tar and zstd on PATH
 // (Debian packages tar and zstd).
 func BenchmarkS3Sandwich(b *testing.B) {
-	archivetest.NeedTools(b, "sh", "tar", "zstd")
+	archivetest.NeedTools(b, "sh", "tar", "zstd", "rclone", "aws")
 	ctx := context.Background()
 	srv := s3test.Start(b)
 	store := open(b, srv, "bench")
@@ -60,6 +60,7 @@ func BenchmarkS3Sandwich(b *testing.B) {
 	dirs := benchDirs{"src": src}
 	sw := archive.NewSandwich(store, dirs, archive.SandwichOptions{Exclude: []string{}})
 	srcProject := engine.Project{ID: "src", Owner: "bench"}
+	scripted := newScripted(srv)
 
 	times := map[string][]time.Duration{}
 	// cpu is the CPU time each run took in this process and its children (the shell
@@ -117,11 +118,18 @@ func BenchmarkS3Sandwich(b *testing.B) {
 				localPeak = localPeak.max(p)
 			}
 			tarCreate := func() { runShell(b, src, fmt.Sprintf("tar -cf - . | zstd -1 -T0 -q -f -o %q", theirs)) }
+			key := fmt.Sprintf("scripted/%d-%d.tar.zst", i, rep)
+			rcloneCreate := func() { runShell(b, src, scripted.rcloneUpload(key+".rclone")) }
+			awsCreate := func() { runShell(b, src, scripted.awsUpload(key+".aws")) }
 			if oursFirst {
 				run("s3 create", s3Create)
 				run("local create", localCreate)
 				run("tar create", tarCreate)
+				run("rclone create", rcloneCreate)
+				run("aws create", awsCreate)
 			} else {
+				run("aws create", awsCreate)
+				run("rclone create", rcloneCreate)
 				run("tar create", tarCreate)
 				run("local create", localCreate)
 				run("s3 create", s3Create)
@@ -175,12 +183,24 @@ func BenchmarkS3Sandwich(b *testing.B) {
 			tarSyncRestore := func() {
 				runShell(b, work, fmt.Sprintf("zstd -d -q -c %q | tar -xf - -C %q && sync -f %q", theirs, syncOut, syncOut))
 			}
+			rcloneOut, awsOut := tarOut+"-rclone", tarOut+"-aws"
+			for _, d := range []string{rcloneOut, awsOut} {
+				if err := os.Mkdir(d, 0o755); err != nil {
+					b.Fatal(err)
+				}
+			}
+			rcloneRestore := func() { runShell(b, work, scripted.rcloneDownload(key+".rclone", rcloneOut)) }
+			awsRestore := func() { runShell(b, work, scripted.awsDownload(key+".aws", awsOut)) }
 			if oursFirst {
 				run("s3 restore", s3Restore)
 				run("local restore", localRestore)
 				run("tar restore", tarRestore)
 				run("tar+sync restore", tarSyncRestore)
+				run("rclone restore", rcloneRestore)
+				run("aws restore", awsRestore)
 			} else {
+				run("aws restore", awsRestore)
+				run("rclone restore", rcloneRestore)
 				run("tar+sync restore", tarSyncRestore)
 				run("tar restore", tarRestore)
 				run("local restore", localRestore)
@@ -219,9 +239,18 @@ func BenchmarkS3Sandwich(b *testing.B) {
 	b.ReportMetric(ratio(best, "s3 restore", "tar+sync restore"), "hydrate_ratio_durable")
 	b.ReportMetric(ratio(best, "s3 create", "local create"), "dehydrate_vs_local")
 	b.ReportMetric(ratio(best, "s3 restore", "local restore"), "hydrate_vs_local")
+	fasterCreate, fasterRestore := faster(best, "rclone create", "aws create"), faster(best, "rclone restore", "aws restore")
+	b.ReportMetric(ratio(best, "s3 create", fasterCreate), "dehydrate_vs_scripted")
+	b.ReportMetric(ratio(best, "s3 restore", fasterRestore), "hydrate_vs_scripted")
 	b.ReportMetric(mib(peak.heap), "peak_heap_MiB")
 	b.ReportMetric(mib(peak.sys), "peak_sys_MiB")
 	b.ReportMetric(mib(peak.rss), "peak_rss_MiB")
+	fmt.Printf("S3 against what a user would script, to the same versitygw, best of %d (goal ≤ 1.00x the faster tool, both ways):\n"+
+		"  dehydrate %v vs tar|zstd -1 -T0|rclone rcat %v, |aws s3 cp - %v: %.2fx the faster (%s) %s\n"+
+		"  hydrate   %v vs rclone cat|zstd -d|tar -x %v, aws s3 cp - -|zstd -d|tar -x %v: %.2fx the faster (%s) %s\n",
+		s3BenchReps,
+		ms(best("s3 create")), ms(best("rclone create")), ms(best("aws create")), ratio(best, "s3 create", fasterCreate), fasterCreate, met(ratio(best, "s3 create", fasterCreate) <= 1),
+		ms(best("s3 restore")), ms(best("rclone restore")), ms(best("aws restore")), ratio(best, "s3 restore", fasterRestore), fasterRestore, met(ratio(best, "s3 restore", fasterRestore) <= 1))
 	fmt.Printf("S3 sandwich, tree %d files, %.0f MiB on %d CPUs, archive %.1f MiB (tar|zstd %.1f MiB), best of %d (median ratio in brackets):\n"+
 		"  dehydrate %v vs tar|zstd %v: ratio %.2fx (%.2fx) (archive.Write to a local file %v: S3 costs %.2fx; versitygw used %v CPU per run)\n"+
 		"  hydrate   %v vs zstd -d|tar -x %v: ratio %.2fx (%.2fx) (archive.Extract from a local file %v: S3 costs %.2fx; versitygw used %v CPU per run)\n"+
