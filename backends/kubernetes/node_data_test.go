@@ -105,13 +105,19 @@ func TestNodeDataSurvivesHibernateAndRestore(t *testing.T) {
 func TestNodeDataSurvivesS3Archives(t *testing.T) {
 	n := k8stest.StartNode(t)
 	rt := newNodeRuntime(t, n)
+	dataSurvives(t, rt, kubernetes.NewArchiveVolumes(rt, newS3Store(t), archive.SandwichOptions{}))
+}
+
+// newS3Store is an object store on a versitygw of the test's own.
+func newS3Store(t *testing.T) *s3store.Store {
+	t.Helper()
 	srv := s3test.Start(t)
 	store, err := s3store.New(t.Context(), s3store.Config{Bucket: srv.Bucket, Endpoint: srv.Endpoint, Region: srv.Region,
 		PathStyle: true, Credentials: srv.Credentials()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dataSurvives(t, rt, kubernetes.NewArchiveVolumes(rt, store, archive.SandwichOptions{}))
+	return store
 }
 
 // startedProject is an engine over rt and vols with a started project of one container, web,

@@ -7,8 +7,6 @@ import (
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/kubernetes/k8stest"
-	s3store "github.com/sailtui/sailtui/backends/s3"
-	"github.com/sailtui/sailtui/backends/s3/s3test"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 )
@@ -26,13 +24,7 @@ func TestNodeServiceDataSurvivesSnapshots(t *testing.T) {
 func TestNodeServiceDataSurvivesS3Archives(t *testing.T) {
 	n := k8stest.StartNode(t)
 	rt := newNodeRuntime(t, n)
-	srv := s3test.Start(t)
-	store, err := s3store.New(t.Context(), s3store.Config{Bucket: srv.Bucket, Endpoint: srv.Endpoint, Region: srv.Region,
-		PathStyle: true, Credentials: srv.Credentials()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serviceDataSurvives(t, n, rt, kubernetes.NewArchiveVolumes(rt, store, archive.SandwichOptions{}))
+	serviceDataSurvives(t, n, rt, kubernetes.NewArchiveVolumes(rt, newS3Store(t), archive.SandwichOptions{}))
 }
 
 const dbDir = "/var/lib/db"
@@ -139,14 +131,8 @@ func TestNodeRootServiceKeepsOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	rt := newNodeRuntime(t, n, func(c *kubernetes.Config) { c.AllowRootServices = true })
-	srv := s3test.Start(t)
-	store, err := s3store.New(ctx, s3store.Config{Bucket: srv.Bucket, Endpoint: srv.Endpoint, Region: srv.Region,
-		PathStyle: true, Credentials: srv.Credentials()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	eng, err := engine.New(engine.Config{Store: newStore(t), Runtime: rt,
-		Volumes: kubernetes.NewArchiveVolumes(rt, store, archive.SandwichOptions{})})
+		Volumes: kubernetes.NewArchiveVolumes(rt, newS3Store(t), archive.SandwichOptions{})})
 	if err != nil {
 		t.Fatal(err)
 	}
