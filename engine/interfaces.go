@@ -236,7 +236,7 @@ type ExecStreamer interface {
 // cluster serves one. Usage returns an entry, by container name, for each container of cs it
 // measured; one it could not (not running, no figures yet) has none. When the runtime can
 // measure nothing at all here (the cluster has no metrics API), the error wraps ErrNotAvailable
-// and says why, once for the whole project.
+// and says why, once for the whole project, as "CPU and memory not available: <why>".
 //
 // CPU is averaged since the previous call measured the same container, when that was recent
 // (the console calls it at its refresh pace), else over a short sample the call waits for: a

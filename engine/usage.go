@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 )
@@ -47,11 +48,12 @@ func (u ContainerUsage) MemoryText() string {
 
 // Usage measures what the running containers of a project use now (see UsageReader), by
 // container name; a container without an entry was not measured (it does not run). The
-// error wraps ErrNotAvailable when the runtime cannot measure at all, and says why.
+// error wraps ErrNotAvailable when the runtime cannot measure at all, and reads as a note for
+// the operator: "CPU and memory not available: " and why.
 func (e *Engine) Usage(ctx context.Context, ref string) (map[string]ContainerUsage, error) {
 	ur, ok := e.runtime.(UsageReader)
 	if !ok {
-		return nil, fmt.Errorf("resource use: the %s runtime does not measure it: %w", e.runtime.Mode(), ErrNotAvailable)
+		return nil, fmt.Errorf("CPU and memory %w: the %s runtime does not measure them", ErrNotAvailable, e.runtime.Mode())
 	}
 	p, err := e.Project(ctx, ref)
 	if err != nil {
@@ -74,6 +76,9 @@ func (e *Engine) Usage(ctx context.Context, ref string) (map[string]ContainerUsa
 		return map[string]ContainerUsage{}, nil
 	}
 	u, err := ur.Usage(ctx, p, run)
+	if errors.Is(err, ErrNotAvailable) {
+		return nil, err // the runtime's reason, which reads as it is ("CPU and memory not available: ...")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("resource use of %s: %w", p.Slug, err)
 	}

@@ -76,7 +76,7 @@ func (r *Runtime) Usage(ctx context.Context, p engine.Project, cs []engine.Conta
 // whose metrics-server does not answer; both are ErrNotAvailable, each with what to do.
 func (r *Runtime) metricsMissing(ctx context.Context, err error) error {
 	if _, derr := r.core.Discovery().RESTClient().Get().AbsPath("/apis/" + metricsGroupVersion).DoRaw(ctx); apierrors.IsNotFound(derr) {
-		return fmt.Errorf("the cluster serves no metrics API (%s); install metrics-server for CPU and memory: %w", metricsGroupVersion, engine.ErrNotAvailable)
+		return fmt.Errorf("CPU and memory %w: the cluster serves no metrics API (%s); install metrics-server to see them", engine.ErrNotAvailable, metricsGroupVersion)
 	}
-	return fmt.Errorf("the metrics API (%s) does not answer (%v); check metrics-server (kubectl -n kube-system get pods): %w", metricsGroupVersion, err, engine.ErrNotAvailable)
+	return fmt.Errorf("CPU and memory %w: the metrics API (%s) does not answer (%v); check metrics-server (kubectl -n kube-system get pods)", engine.ErrNotAvailable, metricsGroupVersion, err)
 }

@@ -22,7 +22,7 @@ var _ engine.UsageReader = (*Runtime)(nil)
 // so pages they share count once per process, as top's RES does.
 func (r *Runtime) Usage(ctx context.Context, p engine.Project, cs []engine.Container) (map[string]engine.ContainerUsage, error) {
 	if !supported {
-		return nil, fmt.Errorf("%w: %w", errUnsupportedOS(), engine.ErrNotAvailable)
+		return nil, fmt.Errorf("CPU and memory %w: %w", engine.ErrNotAvailable, errUnsupportedOS())
 	}
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return nil, err

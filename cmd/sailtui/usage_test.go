@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// usageRow is a row of containers ls -o json with what it uses.
+type usageRow struct {
+	Name   string
+	Status string
+	Usage  *struct {
+		CPU    float64 `json:"cpu_cores"`
+		Memory int64   `json:"memory_bytes"`
+	}
+}
+
+// TestCLIContainersUsage (issue 17, item 15): containers ls shows CPU and MEM of each running
+// container (a busy loop busy, a sleeper idle, both with their memory), "-" for one that does
+// not run, and -o json carries the figures; nothing is noted on stderr when they are there.
+func TestCLIContainersUsage(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "busy")
+	c.ok("container", "add", "busy", "burn", "--dir", ".", "--command", "while :; do :; done")
+	c.ok("container", "add", "busy", "nap", "--dir", ".", "--command", "sleep 600")
+	c.ok("project", "start", "busy")
+	c.ok("container", "add", "busy", "later", "--dir", ".", "--command", "sleep 600")
+
+	var rows []usageRow
+	out := c.ok("containers", "ls", "busy", "-o", "json")
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatalf("containers ls -o json: %v: %s", err, out)
+	}
+	by := map[string]usageRow{}
+	for _, r := range rows {
+		by[r.Name] = r
+	}
+	burn, nap := by["burn"].Usage, by["nap"].Usage
+	if burn == nil || nap == nil {
+		t.Fatalf("running containers without usage: %s", out)
+	}
+	if burn.CPU < 0.1 || nap.CPU >= burn.CPU || burn.Memory <= 0 || nap.Memory <= 0 {
+		t.Errorf("burn %+v, nap %+v: want burn busy, nap idle, both with memory", *burn, *nap)
+	}
+	if by["later"].Usage != nil {
+		t.Errorf("a container that was never started has usage %+v", *by["later"].Usage)
+	}
+
+	r := c.run("containers", "ls", "busy")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("containers ls: exit %d, stderr %q", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if h := strings.Fields(lines[0]); len(h) < 2 || h[len(h)-2] != "CPU" || h[len(h)-1] != "MEM" {
+		t.Fatalf("header %q: want CPU and MEM columns last", lines[0])
+	}
+	for _, l := range lines[1:] {
+		f := strings.Fields(l)
+		cpu, mem := f[len(f)-2], f[len(f)-1]
+		switch f[0] {
+		case "burn", "nap":
+			if !strings.HasSuffix(cpu, "%") || mem == "-" {
+				t.Errorf("row %q: want a CPU percentage and a memory size", l)
+			}
+		case "later":
+			if cpu != "-" || mem != "-" {
+				t.Errorf("row %q: want - for what does not run", l)
+			}
+		}
+	}
+}
+
+// TestKubernetesUsageNotAvailable (issue 17, item 15): on a cluster without a metrics API
+// (the test control plane has no metrics-server) containers ls lists the containers, shows
+// "-" for CPU and MEM, notes once on stderr that they are not available and why, and exits 0.
+func TestKubernetesUsageNotAvailable(t *testing.T) {
+	c, _ := kubeCLI(t)
+	slug := "use-" + randSuffix(t)
+	c.ok("project", "create", slug, "--owner", "tester")
+	c.ok("container", "add", slug, "web", "--dir", "frontend", "--port", "5173", "--command", "npm run dev")
+	c.ok("container", "add", slug, "api", "--dir", "backend", "--port", "8000", "--command", "uvicorn main:app")
+	start := time.Now()
+	r := c.run("containers", "ls", slug)
+	if r.code != 0 {
+		t.Fatalf("containers ls: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "not available"); n != 1 || !strings.Contains(r.stderr, "metrics-server") {
+		t.Errorf("stderr %q: want one note that CPU and MEM are not available, saying to install metrics-server", r.stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n")[1:] {
+		if f := strings.Fields(l); f[len(f)-2] != "-" || f[len(f)-1] != "-" {
+			t.Errorf("row %q: want - for CPU and MEM", l)
+		}
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("containers ls took %v", took)
+	}
+}
