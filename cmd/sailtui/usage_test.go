@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -96,5 +97,55 @@ func TestKubernetesUsageNotAvailable(t *testing.T) {
 	}
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("containers ls took %v", took)
+	}
+}
+
+// TestConsoleContainersUsage (issue 17, item 15): through tmux on the real binary, the
+// Containers pane of a running local project shows CPU and MEM: a busy loop near a core, a
+// sleeper idle, a container that does not run "-".
+func TestConsoleContainersUsage(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "busy")
+	c.ok("container", "add", "busy", "burn", "--dir", ".", "--command", "while :; do :; done")
+	c.ok("container", "add", "busy", "nap", "--dir", ".", "--command", "sleep 600")
+	c.ok("project", "start", "busy")
+	c.ok("container", "add", "busy", "later", "--dir", ".", "--command", "sleep 600")
+	s := startConsole(t, c)
+	s.waitFor("busy", "active")
+	s.keys("Enter")
+	s.waitFor("CPU", "MEM", "burn", "nap", "later")
+	row := func(scr, name string) []string {
+		for _, l := range strings.Split(scr, "\n") {
+			if f := strings.Fields(strings.TrimPrefix(l, ">")); len(f) > 0 && f[0] == name {
+				return f
+			}
+		}
+		return nil
+	}
+	// CPU and MEM come after UPTIME: ... STATE PORT UPTIME CPU MEM URL.
+	cpuMem := func(f []string) (string, string) {
+		for i, x := range f {
+			if x == "running" || x == "stopped" {
+				return f[i+3], f[i+4]
+			}
+		}
+		return "", ""
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var scr string
+	for {
+		scr = s.screen()
+		bc, bm := cpuMem(row(scr, "burn"))
+		nc, nm := cpuMem(row(scr, "nap"))
+		lc, lm := cpuMem(row(scr, "later"))
+		var burn float64
+		_, err := fmt.Sscanf(bc, "%f%%", &burn)
+		if err == nil && burn >= 10 && strings.HasSuffix(nc, "%") && bm != "-" && nm != "-" && lc == "-" && lm == "-" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("burn CPU %q MEM %q, nap %q %q, later %q %q: want burn busy, nap measured, later -:\n%s", bc, bm, nc, nm, lc, lm, scr)
+		}
+		time.Sleep(300 * time.Millisecond)
 	}
 }
