@@ -18,16 +18,24 @@ type usageRow struct {
 	}
 }
 
-// TestCLIContainersUsage (issue 17, item 15): containers ls shows CPU and MEM of each running
-// container (a busy loop busy, a sleeper idle, both with their memory), "-" for one that does
-// not run, and -o json carries the figures; nothing is noted on stderr when they are there.
-func TestCLIContainersUsage(t *testing.T) {
+// busyProject is a local project busy with a busy loop (burn) and a sleeper (nap), started,
+// and a container added after the start (later), so it does not run.
+func busyProject(t *testing.T) *cli {
+	t.Helper()
 	c := newCLI(t)
 	c.ok("project", "create", "busy")
 	c.ok("container", "add", "busy", "burn", "--dir", ".", "--command", "while :; do :; done")
 	c.ok("container", "add", "busy", "nap", "--dir", ".", "--command", "sleep 600")
 	c.ok("project", "start", "busy")
 	c.ok("container", "add", "busy", "later", "--dir", ".", "--command", "sleep 600")
+	return c
+}
+
+// TestCLIContainersUsage (issue 17, item 15): containers ls shows CPU and MEM of each running
+// container (a busy loop busy, a sleeper idle, both with their memory), "-" for one that does
+// not run, and -o json carries the figures; nothing is noted on stderr when they are there.
+func TestCLIContainersUsage(t *testing.T) {
+	c := busyProject(t)
 
 	var rows []usageRow
 	out := c.ok("containers", "ls", "busy", "-o", "json")
@@ -104,12 +112,7 @@ func TestKubernetesUsageNotAvailable(t *testing.T) {
 // Containers pane of a running local project shows CPU and MEM: a busy loop near a core, a
 // sleeper idle, a container that does not run "-".
 func TestConsoleContainersUsage(t *testing.T) {
-	c := newCLI(t)
-	c.ok("project", "create", "busy")
-	c.ok("container", "add", "busy", "burn", "--dir", ".", "--command", "while :; do :; done")
-	c.ok("container", "add", "busy", "nap", "--dir", ".", "--command", "sleep 600")
-	c.ok("project", "start", "busy")
-	c.ok("container", "add", "busy", "later", "--dir", ".", "--command", "sleep 600")
+	c := busyProject(t)
 	s := startConsole(t, c)
 	s.waitFor("busy", "active")
 	s.keys("Enter")
