@@ -47,8 +47,8 @@ func TestUsage(t *testing.T) {
 		return u["alloc"].Memory >= 50<<20
 	})
 	t.Logf("usage: %+v", u)
-	if got := u["burn"].CPU; got < 0.1 {
-		t.Errorf("burn uses %.3f cores, want most of one (a busy loop)", got)
+	if got := u["burn"].CPU; got < 0.02 {
+		t.Errorf("burn uses %.3f cores, want much of one (a busy loop)", got)
 	}
 	if got := u["burn"].Memory; got <= 0 || got > 64<<20 {
 		t.Errorf("burn (a shell) holds %d bytes", got)
@@ -76,7 +76,7 @@ func TestUsage(t *testing.T) {
 	if len(stats) != 2 || strings.Count(strings.Join(stats, " "), "one-shot=true") != 2 {
 		t.Errorf("the second call asked for %q, want one one-shot sample of each running container", stats)
 	}
-	if b, a := u["burn"].CPU, u["alloc"].CPU; b < 0.1 || a > 0.1 {
+	if b, a := u["burn"].CPU, u["alloc"].CPU; b < 0.02 || a > b/2 {
 		t.Errorf("second call: burn %.3f cores, alloc (asleep) %.3f", b, a)
 	}
 
@@ -85,7 +85,7 @@ func TestUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u2["burn"].CPU < 0.1 || u2["alloc"].Memory < 50<<20 {
+	if u2["burn"].CPU < 0.02 || u2["alloc"].Memory < 50<<20 {
 		t.Errorf("a new runtime reads %+v", u2)
 	}
 
