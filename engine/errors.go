@@ -14,4 +14,7 @@ var (
 	ErrBadInput     = errors.New("invalid input")
 	ErrChecksum     = errors.New("checksum mismatch")
 	ErrReadOnly     = errors.New("read-only mode")
+	// ErrNotAvailable: the runtime cannot give what was asked at all (no metrics API in the
+	// cluster), as opposed to a failure of one call.
+	ErrNotAvailable = errors.New("not available")
 )

@@ -231,6 +231,21 @@ type ExecStreamer interface {
 	ExecStream(ctx context.Context, p Project, c Container, req ExecRequest, s ExecStreams) (ExecResult, error)
 }
 
+// UsageReader is offered by runtimes that measure what their containers use: local processes
+// through /proc, docker through the stats API, kubernetes through the metrics API when the
+// cluster serves one. Usage returns an entry, by container name, for each container of cs it
+// measured; one it could not (not running, no figures yet) has none. When the runtime can
+// measure nothing at all here (the cluster has no metrics API), the error wraps ErrNotAvailable
+// and says why, once for the whole project, as "CPU and memory not available: <why>".
+//
+// CPU is averaged since the previous call measured the same container, when that was recent
+// (the console calls it at its refresh pace), else over a short sample the call waits for: a
+// caller never needs to call twice, and calling more often than the console refreshes only
+// narrows the window.
+type UsageReader interface {
+	Usage(ctx context.Context, p Project, cs []Container) (map[string]ContainerUsage, error)
+}
+
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.
 type GitCloner interface {
 	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.

@@ -31,16 +31,22 @@ type containersPane struct {
 	// acting names, per container, the start or stop this pane runs on it ("stopping…"),
 	// shown in place of its state until the action ends and the list is read again.
 	acting map[string]string
+	// res is what the running containers use (containers_resources.go).
+	res resources
 }
 
 var containerColumns = []column{
-	{title: "NAME", min: 8, max: 20},
+	{title: "NAME", min: 8, max: 20, fit: true},
 	// An app's directory, a service's image and data volume, an external service's endpoint.
-	{title: "SOURCE", min: 9, max: 32, drop: 2},
+	{title: "SOURCE", min: 9, max: 32, drop: 2, fit: true},
 	// Wide enough for "stopping…" while an action runs.
 	{title: "STATE", min: 9, max: 9},
-	{title: "PORT", min: 11, max: 11, drop: 3},
-	{title: "UPTIME", min: 6, max: 7, drop: 4},
+	{title: "PORT", min: 11, max: 11, drop: 5},
+	{title: "UPTIME", min: 6, max: 7, drop: 6},
+	// What a running container uses: percent of one core ("150%") and memory ("1.2G"). At 80
+	// columns they stay and UPTIME and PORT go (the local URL has the port).
+	{title: "CPU", min: 5, max: 5, drop: 4},
+	{title: "MEM", min: 4, max: 4, drop: 3},
 	// Wide enough for a local URL (http://127.0.0.1:41001/) at 80 columns: a cut URL cannot
 	// be copied.
 	{title: "URL", min: 23, drop: 1},
@@ -74,7 +80,7 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 
 func (c *containersPane) kind() paneKind                  { return kindContainers }
 func (c *containersPane) crumb() string                   { return c.proj.Slug }
-func (c *containersPane) open() tea.Cmd                   { return c.load() }
+func (c *containersPane) open() tea.Cmd                   { return tea.Batch(c.load(), c.loadResources()) }
 func (c *containersPane) project() (engine.Project, bool) { return c.proj, true }
 
 // pointsAt is the container under the cursor.
@@ -166,7 +172,7 @@ func (c *containersPane) info() string {
 	case c.gate.loading:
 		s += "  loading…"
 	}
-	return s + "  " + string(c.proj.Status)
+	return s + "  " + string(c.proj.Status) + c.resourcesInfo()
 }
 
 // containersLoadedMsg answers a containers load of one project.
@@ -223,8 +229,13 @@ func (c *containersPane) firstLogs() tea.Cmd {
 // selectName puts the cursor on the named container, now or once the list is in.
 func (c *containersPane) selectName(name string) { c.selectID(name) }
 
+// refresh reads the containers again on a tick (force) or an event about the project, and
+// what they use on a tick only (see resources).
 func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
-	if force || changed[c.proj.ID] {
+	switch {
+	case force:
+		return tea.Batch(c.load(), c.loadResources())
+	case changed[c.proj.ID]:
 		return c.load()
 	}
 	return nil
@@ -258,12 +269,15 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	if cv.Primary {
 		name = append(name, seg{text: " *", style: th.Hint})
 	}
+	cpu, mem := c.resourceCells(cv)
 	return []cell{
 		name,
 		containerSource(cv, th),
 		stateCell,
 		txt(portText(servicePort(cv), cv.Status.HostPort), th.Value),
 		c.uptime(cv),
+		cpu,
+		mem,
 		url,
 	}
 }

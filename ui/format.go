@@ -52,6 +52,15 @@ type cell []seg
 
 func txt(s string, st lipgloss.Style) cell { return cell{{text: s, style: st}} }
 
+// width is how many columns the cell takes unclipped.
+func (c cell) width() int {
+	n := 0
+	for _, s := range c {
+		n += width(sanitize(s.text))
+	}
+	return n
+}
+
 // render fits the cell into exactly w columns, truncating with an ellipsis. Styles are applied
 // after truncation so no escape sequence is ever cut in half. The selected row renders its
 // cells unstyled: the selection styles the whole line, and a cell's own reset sequence would

@@ -32,6 +32,10 @@ type fakeSource struct {
 
 	listCalls      atomic.Int64
 	containerCalls atomic.Int64
+	usageCalls     atomic.Int64
+	// usage is what Usage answers per project id; usageErr, when set, is its error instead.
+	usage    map[string]map[string]engine.ContainerUsage
+	usageErr error
 
 	now time.Time
 	// opErr, when set, fails the next action with it.
@@ -81,6 +85,20 @@ func (f *fakeSource) Containers(_ context.Context, ref string) (engine.Project, 
 		}
 	}
 	return engine.Project{}, nil, fmt.Errorf("project %q: %w", ref, engine.ErrNotFound)
+}
+
+func (f *fakeSource) Usage(_ context.Context, ref string) (map[string]engine.ContainerUsage, error) {
+	f.usageCalls.Add(1)
+	p, err := f.project(ref)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.usageErr != nil {
+		return nil, f.usageErr
+	}
+	return f.usage[p.ID], nil
 }
 
 func (f *fakeSource) Snapshots(_ context.Context, ref string, all bool) ([]engine.Snapshot, error) {
@@ -699,6 +717,10 @@ func timelineFixture() (*fakeSource, engine.Project) {
 			Status: engine.ContainerStatus{State: engine.ContainerRunning, HostPort: 41002, URL: "http://storefront-frontend.localhost",
 				StartedAt: t0.Add(-12 * time.Minute)}},
 	}
+	src.usage = map[string]map[string]engine.ContainerUsage{p.ID: {
+		"backend":  {CPU: 0.124, Memory: 187 << 20},
+		"frontend": {CPU: 0.004, Memory: 1288490188},
+	}}
 	src.snapshots[p.ID] = []engine.Snapshot{
 		{ID: "manual-20260301-114500-0123456789ab", ProjectID: p.ID, Type: engine.SnapshotManual, Label: "before the upgrade",
 			Status: engine.SnapshotReady, CreatedAt: t0.Add(-15 * time.Minute), SizeBytes: 2_621_440},

@@ -17,6 +17,9 @@ type source interface {
 	ListProjects(ctx context.Context) ([]engine.Project, error)
 	// Containers lists a project's containers with their runtime status (engine.Engine.Containers).
 	Containers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error)
+	// Usage measures what a project's running containers use (engine.Engine.Usage); the
+	// Containers pane asks at its refresh pace only.
+	Usage(ctx context.Context, ref string) (map[string]engine.ContainerUsage, error)
 	// Snapshots lists a project's timeline, newest first (engine.Engine.Snapshots).
 	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
 	// Subscribe delivers status events until ctx ends, then closes the channel.

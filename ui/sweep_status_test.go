@@ -123,7 +123,7 @@ func TestContainersUptime(t *testing.T) {
 		t.Fatalf("no row %s:\n%s", name, h.plainView())
 		return ""
 	}
-	if got := row("backend"); !strings.Contains(got, "8000->41001 3h25m http") {
+	if got := row("backend"); !strings.Contains(got, "8000->41001 3h25m 12% 187M http") {
 		t.Errorf("running container: %q, want its uptime", got)
 	}
 	// A stopped container has no uptime, whatever start time the runtime kept.

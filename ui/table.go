@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sailtui/sailtui/theme"
@@ -14,6 +15,9 @@ type column struct {
 	// drop orders which columns go first when the terminal is too narrow (highest first);
 	// 0 means the column is never dropped.
 	drop int
+	// fit keeps a bounded column no wider than its widest cell (and title) of the rows
+	// listed, so width it would only pad goes to the columns that need it (a URL).
+	fit bool
 }
 
 const (
@@ -81,6 +85,23 @@ func layout(cols []column, w int) []int {
 		}
 	}
 	return widths
+}
+
+// fitColumns bounds each fit column by the widest of its cells (widest, by column) and its
+// title, within the column's own min and max.
+func fitColumns(cols []column, widest []int) []column {
+	out := slices.Clone(cols)
+	for i, c := range out {
+		if !c.fit {
+			continue
+		}
+		w := max(widest[i], width(c.title), c.min)
+		if c.max > 0 {
+			w = min(w, c.max)
+		}
+		out[i].max = w
+	}
+	return out
 }
 
 // headerLine renders the column titles.

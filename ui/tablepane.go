@@ -23,6 +23,8 @@ type tablePane[T any] struct {
 	gate    loadGate
 
 	cols []column
+	// laid is cols with the fit columns bounded by the rows of the last load (fitColumns).
+	laid []column
 	// rowID names a row, so the cursor follows it when a reload moves it.
 	rowID    func(T) string
 	rowCells func(T) []cell
@@ -177,9 +179,15 @@ func (t *tablePane[T]) set(rows []T, err error) {
 	t.want = ""
 	t.rows, t.loaded = rows, true
 	t.hay = make([][]string, len(rows))
+	widest := make([]int, len(t.cols))
 	for i, r := range rows {
-		t.hay[i] = cellTexts(t.rowCells(r))
+		cells := t.rowCells(r)
+		t.hay[i] = cellTexts(cells)
+		for j := range min(len(cells), len(widest)) {
+			widest[j] = max(widest[j], cells[j].width())
+		}
 	}
+	t.laid = fitColumns(t.cols, widest)
 	t.pass()
 	t.selectID(keep)
 }
@@ -212,9 +220,13 @@ func (t *tablePane[T]) selectID(id string) {
 
 func (t *tablePane[T]) view() string {
 	th := t.env.theme
-	widths := layout(t.cols, t.w)
+	cols := t.cols
+	if t.laid != nil {
+		cols = t.laid
+	}
+	widths := layout(cols, t.w)
 	lines := make([]string, 0, t.h)
-	lines = append(lines, headerLine(th, t.cols, widths, t.w))
+	lines = append(lines, headerLine(th, cols, widths, t.w))
 	switch {
 	case t.err != nil && !t.loaded:
 		lines = append(lines, th.Error.Render("  "+sanitize(t.err.Error())))

@@ -30,7 +30,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -47,6 +46,7 @@ import (
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/cpurate"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -149,6 +149,8 @@ type Runtime struct {
 	// trash deletes torn-down host directories in the background (<StateDir>/.sailtui-trash:
 	// beside ProjectsDir, where no owner's directory can take its name).
 	trash *trash.Bin
+	// cpu keeps the last CPU reading of each container for the next Usage (usage.go).
+	cpu cpurate.Sampler
 }
 
 var (
@@ -271,10 +273,6 @@ func (r *Runtime) networkName(p engine.Project) string {
 // routeHost is the host name Traefik routes to the container.
 func (r *Runtime) routeHost(p engine.Project, c engine.Container) string {
 	return r.containerName(p, c) + "." + r.cfg.AppDomain
-}
-
-func (r *Runtime) localURL(port int) string {
-	return "http://" + net.JoinHostPort(r.cfg.PublishHost, strconv.Itoa(port)) + "/"
 }
 
 // baseLabels are on every container and network of the project.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -115,6 +116,11 @@ func containerPort(ins *container.InspectResponse) int {
 		return int(p.Num())
 	}
 	return 0
+}
+
+// localURL is the address this machine reaches a published port at.
+func (r *Runtime) localURL(port int) string {
+	return "http://" + net.JoinHostPort(r.cfg.PublishHost, strconv.Itoa(port)) + "/"
 }
 
 // hostPort is the host port the container's port is published on (0 when not yet bound).

@@ -26,6 +26,7 @@ import (
 	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
+	"github.com/sailtui/sailtui/engine/cpurate"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -67,6 +68,8 @@ type Runtime struct {
 	children map[string]*child
 	// trash deletes torn-down project trees in the background (trash.go).
 	trash *trash.Bin
+	// cpu keeps the last CPU reading of each container, for the next Usage (usage.go).
+	cpu cpurate.Sampler
 }
 
 type portLease struct {

@@ -33,6 +33,8 @@ func TestMain(m *testing.M) {
 		serveForTest()
 	case os.Getenv("SAILTUI_TEST_DETACH") != "":
 		os.Exit(detachForTest(os.Getenv("SAILTUI_TEST_DETACH")))
+	case os.Getenv("SAILTUI_TEST_ALLOC_MIB") != "":
+		allocForTest(os.Getenv("SAILTUI_TEST_ALLOC_MIB"))
 	}
 	os.Exit(m.Run())
 }

@@ -33,6 +33,10 @@ type procStat struct {
 	// start is field 22, the start time in clock ticks since boot: together with the pid it
 	// names one process for the life of the machine.
 	start uint64
+	// cpu is fields 14 to 17, the CPU time of the process and of its children it waited for,
+	// in clock ticks; rss is field 24, its resident set in pages (usage.go).
+	cpu uint64
+	rss uint64
 }
 
 func readProcStat(pid int) (procStat, error) {
@@ -51,8 +55,9 @@ func parseProcStat(b []byte) (procStat, error) {
 		return procStat{}, errors.New("malformed /proc stat line")
 	}
 	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[19] field 22 (starttime).
-	if len(f) < 20 || len(f[0]) != 1 {
+	// f[0] is field 3 (state), f[2] field 5 (pgrp), f[11] to f[14] fields 14 to 17 (utime,
+	// stime, cutime, cstime), f[19] field 22 (starttime), f[21] field 24 (rss).
+	if len(f) < 22 || len(f[0]) != 1 {
 		return procStat{}, errors.New("short /proc stat line")
 	}
 	pgrp, err := strconv.Atoi(string(f[2]))
@@ -63,7 +68,19 @@ func parseProcStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("bad starttime in /proc stat: %w", err)
 	}
-	return procStat{state: f[0][0], pgrp: pgrp, start: start}, nil
+	st := procStat{state: f[0][0], pgrp: pgrp, start: start}
+	for _, v := range f[11:15] {
+		// cutime and cstime are signed in the kernel's format; they are never negative.
+		n, err := strconv.ParseUint(string(v), 10, 64)
+		if err != nil {
+			return procStat{}, fmt.Errorf("bad CPU time in /proc stat: %w", err)
+		}
+		st.cpu += n
+	}
+	if st.rss, err = strconv.ParseUint(string(f[21]), 10, 64); err != nil {
+		return procStat{}, fmt.Errorf("bad rss in /proc stat: %w", err)
+	}
+	return st, nil
 }
 
 func procStartTicks(pid int) (uint64, error) {

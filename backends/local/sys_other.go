@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"syscall"
+	"time"
 )
 
 // The process side of the local runtime reads /proc to tell its own processes from strangers
@@ -30,3 +31,11 @@ func lockFile(ctx context.Context, _ string, _ bool) (func(), error) {
 	}
 	return func() {}, nil
 }
+
+type groupUsage struct {
+	cpu   time.Duration
+	rss   int64
+	procs int
+}
+
+func readGroupUsage(map[int]bool) (map[int]groupUsage, error) { return nil, errUnsupported }

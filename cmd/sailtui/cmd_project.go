@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -223,6 +225,10 @@ type containerRow struct {
 	Endpoint string            `json:"endpoint,omitempty"`
 	Exports  map[string]string `json:"exports,omitempty"`
 	Primary  bool              `json:"primary,omitempty"`
+	// Usage is what a running container uses now (CPU in cores, memory in bytes); absent when
+	// it was not measured: it does not run, or the runtime cannot measure (see the note on
+	// stderr).
+	Usage *engine.ContainerUsage `json:"usage,omitempty"`
 }
 
 func containersCmd(a *app) *cobra.Command {
@@ -242,10 +248,12 @@ func containersCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			usage := measureUsage(cmd.Context(), eng, args[0])
 			p, views, err := eng.Containers(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
+			used := usage(cmd.ErrOrStderr())
 			rows := make([]containerRow, len(views))
 			for i, v := range views {
 				port := servicePort(cmd.Context(), eng, p, v)
@@ -253,6 +261,9 @@ func containersCmd(a *app) *cobra.Command {
 					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
 					Detail: v.Status.Detail, Kind: v.Kind.String(), Image: v.Image, DataPath: v.DataPath, Volume: v.Status.Volume,
 					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary}
+				if u, ok := used[v.Name]; ok {
+					rows[i].Usage = &u
+				}
 				if v.Status.State == engine.ContainerExited {
 					code := v.Status.ExitCode
 					rows[i].ExitCode = &code
@@ -262,7 +273,7 @@ func containersCmd(a *app) *cobra.Command {
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tURL\tUPTIME")
+				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tURL\tUPTIME\tCPU\tMEM")
 				for i, r := range rows {
 					status := string(r.Status)
 					if r.ExitCode != nil {
@@ -280,10 +291,40 @@ func containersCmd(a *app) *cobra.Command {
 					if r.Primary {
 						name += " *" // the primary app, shown first by the console
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, url, r.Uptime)
+					cpu, mem := "-", "-"
+					if r.Usage != nil {
+						cpu, mem = r.Usage.CPUText(), r.Usage.MemoryText()
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, url, r.Uptime, cpu, mem)
 				}
 			})
 		},
+	}
+}
+
+// measureUsage starts measuring what the project's containers use, beside the listing (a
+// first measurement samples for half a second or more); the function it returns waits for the
+// answer. When there is none, the reason goes to errw once, not a failure per row: the
+// listing stands without it.
+func measureUsage(ctx context.Context, eng *engine.Engine, ref string) func(errw io.Writer) map[string]engine.ContainerUsage {
+	type answer struct {
+		u   map[string]engine.ContainerUsage
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		u, err := eng.Usage(ctx, ref)
+		ch <- answer{u, err}
+	}()
+	return func(errw io.Writer) map[string]engine.ContainerUsage {
+		a := <-ch
+		switch {
+		case errors.Is(a.err, engine.ErrNotAvailable):
+			fmt.Fprintf(errw, "note: %s\n", printable(a.err.Error()))
+		case a.err != nil:
+			fmt.Fprintf(errw, "warning: CPU and memory not measured: %s\n", printable(a.err.Error()))
+		}
+		return a.u
 	}
 }
 
