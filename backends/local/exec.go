@@ -45,50 +45,15 @@ func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
-	if err := req.Validate(); err != nil {
-		return engine.ExecResult{}, err
+	cmd, notRun, err := r.command(p, c, req)
+	if err != nil || notRun != nil {
+		return deref(notRun), err
 	}
-	if err := hostfs.CheckName("container name", c.Name); err != nil {
-		return engine.ExecResult{}, err
-	}
-	if !supported {
-		return engine.ExecResult{}, errUnsupportedOS()
-	}
-	workDir, err := r.containerWorkDir(p, c, req.Dir)
-	if err != nil {
-		return engine.ExecResult{}, err
-	}
-	own := map[string]string{
-		"HOST":           r.cfg.Host,
-		"PROJECT_ID":     p.ID,
-		"CONTAINER_NAME": c.Name,
-	}
-	if rec, _ := readRecordFile(r.recordPath(p.Slug, c.Name)); rec != nil {
-		own["PORT"] = strconv.Itoa(rec.Port)
-		if rec.DeclaredPort > 0 {
-			own["SAILTUI_DECLARED_PORT"] = strconv.Itoa(rec.DeclaredPort)
-		}
-	}
-	base := r.baseEnv()
-	env, err := mergeEnv(base, c.Env, own, req.Env)
-	if err != nil {
-		return engine.ExecResult{}, err
-	}
-	out := capped.NewOutput(req.MaxOutput)
-	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
-
-	prog, err := lookPath(req.Argv[0], envValue(env, "PATH"), workDir)
-	if err != nil {
-		return notRun(req.Argv[0], err), nil
-	}
-	// Not CommandContext: its cancel kills only the direct child; the group must go.
-	cmd := exec.Command(prog, req.Argv[1:]...)
-	cmd.Args[0] = req.Argv[0]
-	cmd.Dir = workDir
-	cmd.Env = env
 	if req.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(req.Stdin)
 	}
+	out := capped.NewOutput(req.MaxOutput)
+	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
 	cmd.Stdout = stdout
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = groupAttr()
@@ -96,7 +61,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	// forever once the command itself has exited.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
-		return notRun(req.Argv[0], err), nil
+		return notRunResult(req.Argv[0], err), nil
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
@@ -130,19 +95,81 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		waitGroupGone(pgid)
 		return result(engine.ExitTimedOut, true), nil
 	}
+	code, err := commandExit(cmd, waitErr)
+	if err != nil {
+		return result(-1, false), err
+	}
+	return result(code, false), nil
+}
+
+// commandExit is the exit code of a command Wait returned waitErr for; an error when Wait
+// failed for another reason than the command's own status.
+func commandExit(cmd *exec.Cmd, waitErr error) (int, error) {
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return result(-1, false), waitErr
+		return -1, waitErr
 	}
 	code, ok := exitCode(cmd.ProcessState.Sys())
 	if !ok {
 		code = cmd.ProcessState.ExitCode()
 	}
-	return result(code, false), nil
+	return code, nil
 }
 
-// notRun is the result of a command that could not be started, worded like a shell's.
-func notRun(name string, err error) engine.ExecResult {
+func deref(r *engine.ExecResult) engine.ExecResult {
+	if r == nil {
+		return engine.ExecResult{}
+	}
+	return *r
+}
+
+// command is req as a command to start in the container's directory with its environment;
+// notRun is set instead when argv[0] cannot be found or run (the result a shell would give).
+func (r *Runtime) command(p engine.Project, c engine.Container, req engine.ExecRequest) (cmd *exec.Cmd, notRun *engine.ExecResult, err error) {
+	if err := req.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if err := hostfs.CheckName("container name", c.Name); err != nil {
+		return nil, nil, err
+	}
+	if !supported {
+		return nil, nil, errUnsupportedOS()
+	}
+	workDir, err := r.containerWorkDir(p, c, req.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	own := map[string]string{
+		"HOST":           r.cfg.Host,
+		"PROJECT_ID":     p.ID,
+		"CONTAINER_NAME": c.Name,
+	}
+	if rec, _ := readRecordFile(r.recordPath(p.Slug, c.Name)); rec != nil {
+		own["PORT"] = strconv.Itoa(rec.Port)
+		if rec.DeclaredPort > 0 {
+			own["SAILTUI_DECLARED_PORT"] = strconv.Itoa(rec.DeclaredPort)
+		}
+	}
+	base := r.baseEnv()
+	env, err := mergeEnv(base, c.Env, own, req.Env)
+	if err != nil {
+		return nil, nil, err
+	}
+	prog, err := lookPath(req.Argv[0], envValue(env, "PATH"), workDir)
+	if err != nil {
+		res := notRunResult(req.Argv[0], err)
+		return nil, &res, nil
+	}
+	// Not CommandContext: its cancel kills only the direct child; the group must go.
+	cmd = exec.Command(prog, req.Argv[1:]...)
+	cmd.Args[0] = req.Argv[0]
+	cmd.Dir = workDir
+	cmd.Env = env
+	return cmd, nil, nil
+}
+
+// notRunResult is the result of a command that could not be started, worded like a shell's.
+func notRunResult(name string, err error) engine.ExecResult {
 	if errors.Is(err, fs.ErrNotExist) {
 		return engine.ExecResult{ExitCode: engine.ExitNotFound, Stderr: []byte(name + ": command not found\n")}
 	}
