@@ -76,7 +76,7 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 		// A shell can change the project's files: read-only mode keeps it out, as the engine
 		// refuses exec there.
 		action{key: k.Shell, mutates: true, why: c.whyShell, do: c.shell, extra: true},
-		action{key: k.Restart, mutates: true, why: c.whyRestart, do: c.restart, extra: true},
+		action{key: k.Restart, mutates: true, why: c.whyRunning, do: c.restart, extra: true},
 		action{key: k.CopyURL, why: c.whyCopyURL, do: c.copyURL, extra: true},
 		action{key: k.Timeline, do: func() tea.Cmd { return showCmd(kindTimeline, c.proj, "") }},
 	)

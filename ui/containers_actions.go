@@ -19,12 +19,19 @@ import (
 
 // whyShell tells why e cannot open a shell in the selected container ("" when it can).
 func (c *containersPane) whyShell() string {
+	if _, ok := c.selected(); ok && c.env.shell == nil {
+		return "this console cannot start sailtui exec (no binary to run)"
+	}
+	return c.whyRunning()
+}
+
+// whyRunning tells why the selected container is not one that runs here now ("" when it is):
+// what a shell and a restart need.
+func (c *containersPane) whyRunning() string {
 	cv, ok := c.selected()
 	switch {
 	case !ok:
 		return "no container selected"
-	case c.env.shell == nil:
-		return "this console cannot start sailtui exec (no binary to run)"
 	case cv.Kind == engine.KindExternal:
 		return cv.Name + " is an external service: it runs elsewhere"
 	case c.proj.Status != engine.StatusActive:
@@ -109,21 +116,6 @@ func stateOf(cv engine.ContainerView) engine.ContainerState {
 		return engine.ContainerUnknown
 	}
 	return cv.Status.State
-}
-
-func (c *containersPane) whyRestart() string {
-	cv, ok := c.selected()
-	switch {
-	case !ok:
-		return "no container selected"
-	case cv.Kind == engine.KindExternal:
-		return cv.Name + " is an external service: it runs elsewhere"
-	case c.proj.Status != engine.StatusActive:
-		return fmt.Sprintf("%s is %s", c.proj.Slug, c.proj.Status)
-	case !c.running(cv):
-		return fmt.Sprintf("%s is %s; s starts it", cv.Name, stateOf(cv))
-	}
-	return c.env.busyWhy(c.proj)
 }
 
 // restart stops the selected container and starts it again, once confirmed: its command runs

@@ -67,31 +67,14 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
-	var timeout <-chan time.Time
-	if req.Timeout > 0 {
-		t := time.NewTimer(req.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var waitErr error
-	timedOut := false
-	select {
-	case waitErr = <-done:
-	case <-timeout:
-		select {
-		case waitErr = <-done: // finished as the timer fired: not killed, not timed out
-		default:
-			timedOut = true
-			_ = killGroup(pgid, syscall.SIGKILL)
-			waitErr = <-done
-		}
-	case <-ctx.Done():
+	waitErr, timedOut, err := awaitCommand(ctx, req.Timeout, done, func() {
 		_ = killGroup(pgid, syscall.SIGKILL)
-		<-done
+	})
+	switch {
+	case err != nil:
 		waitGroupGone(pgid)
-		return result(-1, false), ctx.Err()
-	}
-	if timedOut {
+		return result(-1, false), err
+	case timedOut:
 		waitGroupGone(pgid)
 		return result(engine.ExitTimedOut, true), nil
 	}
@@ -100,6 +83,34 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		return result(-1, false), err
 	}
 	return result(code, false), nil
+}
+
+// awaitCommand waits for done (the command's Wait) until timeout (when > 0) passes or ctx
+// ends; then it runs kill and waits for done. It returns Wait's error, whether the timeout
+// ended the command, and ctx's error when ctx did.
+func awaitCommand(ctx context.Context, timeout time.Duration, done <-chan error, kill func()) (waitErr error, timedOut bool, ctxErr error) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case waitErr = <-done:
+		return waitErr, false, nil
+	case <-expired:
+		select {
+		case waitErr = <-done: // finished as the timer fired: not killed, not timed out
+			return waitErr, false, nil
+		default:
+			kill()
+			return <-done, true, nil
+		}
+	case <-ctx.Done():
+		kill()
+		<-done
+		return nil, false, ctx.Err()
+	}
 }
 
 // commandExit is the exit code of a command Wait returned waitErr for; an error when Wait

@@ -99,29 +99,14 @@ func (r *Runtime) execTerminal(ctx context.Context, p engine.Project, c engine.C
 		<-copied
 	}
 
-	var timeout <-chan time.Time
-	if req.Timeout > 0 {
-		tm := time.NewTimer(req.Timeout)
-		defer tm.Stop()
-		timeout = tm.C
-	}
-	var waitErr error
-	select {
-	case waitErr = <-waited:
-	case <-timeout:
-		select {
-		case waitErr = <-waited: // finished as the timer fired: not killed, not timed out
-		default:
-			killSession(sid)
-			<-waited
-			finish()
-			return engine.ExecResult{ExitCode: engine.ExitTimedOut, TimedOut: true}, nil
-		}
-	case <-ctx.Done():
-		killSession(sid)
-		<-waited
+	waitErr, timedOut, err := awaitCommand(ctx, req.Timeout, waited, func() { killSession(sid) })
+	switch {
+	case err != nil:
 		finish()
-		return engine.ExecResult{ExitCode: -1}, ctx.Err()
+		return engine.ExecResult{ExitCode: -1}, err
+	case timedOut:
+		finish()
+		return engine.ExecResult{ExitCode: engine.ExitTimedOut, TimedOut: true}, nil
 	}
 	finish()
 	code, err := commandExit(cmd, waitErr)

@@ -209,12 +209,7 @@ func testTerminalCancelKillsJobs(t *testing.T, e *env) {
 	if took := time.Since(start); took > 15*time.Second {
 		t.Errorf("the cancelled terminal exec took %v to end", took)
 	}
-	var alive string
-	eventually(t, "the shell and its background job to be gone", func() bool {
-		r := e.exec(c, engine.ExecRequest{Argv: []string{"sh", "-c", aliveScript, "sh", "job.pid", "shell.pid"}})
-		alive = string(r.Stdout) + string(r.Stderr)
-		return r.ExitCode == 0 && alive == ""
-	}, func() string { return alive })
+	e.waitGone(c, "the shell and its background job", "job.pid", "shell.pid")
 }
 
 // A process the command leaves behind on the terminal (one that ignores the hangup) must not
