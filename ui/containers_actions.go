@@ -36,6 +36,8 @@ func (c *containersPane) whyRunning() string {
 		return cv.Name + " is an external service: it runs elsewhere"
 	case c.proj.Status != engine.StatusActive:
 		return fmt.Sprintf("%s is %s", c.proj.Slug, c.proj.Status)
+	case cv.Status.State == engine.ContainerStarting:
+		return cv.Name + " is starting; wait until it runs"
 	case cv.Status.State != engine.ContainerRunning:
 		return fmt.Sprintf("%s is %s; s starts it", cv.Name, stateOf(cv))
 	}

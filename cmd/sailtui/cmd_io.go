@@ -122,18 +122,18 @@ func execCmd(a *app) *cobra.Command {
 		Short: "Run a command in a container's directory; exits with the command's exit code",
 		Long: `Run a command in a container's directory; exits with the command's exit code.
 
-With -it the command gets a terminal of its own, as with docker exec -it (every runtime): a
-shell with its prompt and job control, editors, pagers; what you type goes to it unprocessed
-(ctrl+c interrupts the command there, not sailtui), the terminal's size follows this window's,
-and exit ends it. -t alone gives it a terminal without your input. -t needs this input to be a
-terminal. A terminal exec has no timeout unless --timeout is given.
+With -it the command gets a terminal of its own (a TTY), as with docker exec -it, in every
+runtime: a shell with its prompt and job control, editors, pagers; what you type goes to it
+unprocessed (ctrl+c interrupts the command there, not sailtui), the terminal's size follows this
+window's, and exit ends it. -t alone gives it a terminal without your input. -t needs this input
+to be a terminal. A terminal exec has no timeout unless --timeout is given.
 
 Without -t, output and input are streamed, as with docker exec -i (docker mode; other runtimes
 print the output once the command is done and give it no input): stdout and stderr arrive as
 the command writes them, and input that is piped or redirected is passed to the command, which
-sees its end when it ends. A terminal's input is passed only with -i, line by line; the
-command's stdin, stdout and stderr are pipes. With -o json nothing is streamed or passed: stdout
-and stderr come in the JSON, each capped at --max-output.`,
+sees its end when it ends. A terminal's input is passed only with -i, line by line; no TTY is
+allocated: the command's stdin, stdout and stderr are pipes. With -o json nothing is streamed
+or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
 		Example: `  sailtui exec -it shop web -- sh
   sailtui exec shop web -- ls -la
   sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'

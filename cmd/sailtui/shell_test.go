@@ -156,3 +156,23 @@ func TestDockerExecTerminal(t *testing.T) {
 	con.waitFor("shell in "+slug+"/web ended (exit 0)", "NAME")
 	con.keys("q")
 }
+
+// In kubernetes mode exec -it is a shell in the container's dev pod on the real node: the
+// kubelet's terminal, sized and resized, the exit code passed through.
+func TestKubernetesNodeExecTerminal(t *testing.T) {
+	t.Parallel()
+	c, _ := nodeCLI(t, "")
+	slug := "tty-" + randSuffix(t)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "web", "--dir", "web", "--mkdir", "--port", "8080", "--command", `exec sailtui devserver --port "$PORT"`)
+	c.ok("project", "start", slug)
+	waitState(t, c, slug, "web", "running")
+	s := startTerminal(t, c, sailtuiLine(c, "exec", "-it", slug, "web", "--", "sh")+`; echo "sailtui-exit=$?"; sleep 600`)
+	s.keys(`stty size; test -t 0 && echo "pod-tty-$((6*7))"`, "Enter")
+	s.waitFor("40 140", "pod-tty-42")
+	s.resize("100", "30")
+	s.keys("stty size", "Enter")
+	s.waitFor("30 100")
+	s.keys("exit 5", "Enter")
+	s.waitFor("sailtui-exit=5")
+}
