@@ -246,6 +246,17 @@ type UsageReader interface {
 	Usage(ctx context.Context, p Project, cs []Container) (map[string]ContainerUsage, error)
 }
 
+// ExecTerminal is offered by runtimes that run an exec on a terminal of its own, as
+// `docker exec -it` does: the command's stdin, stdout and stderr are one pseudo-terminal, fed
+// from t.In and copied to t.Out as it is written; the terminal starts at t.Size and follows
+// every size t.Resize delivers. Otherwise as Runtime.Exec: exit code (128+signal for a command
+// killed by one), a timeout (only when req.Timeout is set) kills the command and what it
+// started with ExitCode 124 and TimedOut, ctx ending kills them and returns ctx's error. The
+// result's Stdout and Stderr are empty; a command that is not found is reported on t.Out.
+type ExecTerminal interface {
+	ExecTerminal(ctx context.Context, p Project, c Container, req ExecRequest, t Terminal) (ExecResult, error)
+}
+
 // GitCloner is offered by runtimes that can fetch a template into a container's directory.
 type GitCloner interface {
 	// CloneInto clones url (depth 1, branch if set) into dir of the project when dir is empty.

@@ -356,6 +356,36 @@ type ExecStreams struct {
 	Stdout, Stderr io.Writer
 }
 
+// TermSize is a terminal's size in character cells.
+type TermSize struct {
+	Cols, Rows uint16
+}
+
+// DefaultTermSize is the size of a terminal nobody gave one: the VT100's.
+var DefaultTermSize = TermSize{Cols: 80, Rows: 24}
+
+// Terminal is the terminal an exec run by ExecTerminal is attached to.
+type Terminal struct {
+	// In is what is typed at the terminal; nil gives the command no input (it sees none
+	// arrive, as docker exec -t without -i). A copy from In may outlive the exec: the caller
+	// ends it by closing In or ending its process.
+	In io.Reader
+	// Out receives everything the command writes to its terminal, stdout and stderr alike.
+	Out io.Writer
+	// Size is the terminal's size at the start; zero is DefaultTermSize.
+	Size TermSize
+	// Resize delivers the terminal's later sizes; nil when it keeps its size.
+	Resize <-chan TermSize
+}
+
+// StartSize is t's size at the start.
+func (t Terminal) StartSize() TermSize {
+	if t.Size.Cols == 0 || t.Size.Rows == 0 {
+		return DefaultTermSize
+	}
+	return t.Size
+}
+
 // Exit codes of Exec that do not come from the command itself. They follow the shell and
 // timeout(1), so a caller reads them the same way whatever runtime ran the command.
 const (

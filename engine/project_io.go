@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 )
 
@@ -21,14 +22,57 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	var res ExecResult
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
 		var err error
-		res, err = e.runtime.Exec(ctx, p, c, req)
+		res, err = e.runtime.Exec(ctx, p, c, req.withDefaultTimeout())
 		return err
 	})
 	return res, err
 }
 
-// execTarget checks an exec request and finds its container; a request without a timeout
-// gets the default of 10 minutes.
+// withDefaultTimeout gives a request without a timeout the default of 10 minutes: a command
+// nobody watches must not hold the project's use forever.
+func (r ExecRequest) withDefaultTimeout() ExecRequest {
+	if r.Timeout == 0 {
+		r.Timeout = 10 * time.Minute
+	}
+	return r
+}
+
+// ExecTerminal runs argv on a terminal of its own (ExecTerminal; docker exec -it), under a
+// shared use of the project as Exec is: an operation that needs the project ends the session
+// first, and the caller gets an error that names it. A request without a timeout has none, as
+// an interactive shell should: it ends when its user ends it (the use keeps an idle sweep off
+// the project meanwhile).
+func (e *Engine) ExecTerminal(ctx context.Context, ref, name string, req ExecRequest, t Terminal) (ExecResult, error) {
+	tr, ok := e.runtime.(ExecTerminal)
+	if !ok {
+		return ExecResult{}, fmt.Errorf("exec in %s/%s: the %s runtime cannot give a command a terminal; run it without -t: %w", ref, name, e.runtime.Mode(), ErrBadInput)
+	}
+	if t.Out == nil {
+		return ExecResult{}, fmt.Errorf("exec in %s/%s: a terminal needs somewhere to write: %w", ref, name, ErrBadInput)
+	}
+	c, req, err := e.execTarget(ctx, ref, name, req)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	if req.Env["TERM"] == "" && c.Env["TERM"] == "" {
+		// What docker gives a terminal exec: a type every image's programs know, whatever
+		// the operator's own terminal calls itself.
+		req.Env = maps.Clone(req.Env)
+		if req.Env == nil {
+			req.Env = map[string]string{}
+		}
+		req.Env["TERM"] = "xterm"
+	}
+	var res ExecResult
+	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+		var err error
+		res, err = tr.ExecTerminal(ctx, p, c, req, t)
+		return err
+	})
+	return res, err
+}
+
+// execTarget checks an exec request and finds its container.
 func (e *Engine) execTarget(ctx context.Context, ref, name string, req ExecRequest) (Container, ExecRequest, error) {
 	if err := e.writable("exec"); err != nil {
 		return Container{}, req, err
@@ -48,9 +92,6 @@ func (e *Engine) execTarget(ctx context.Context, ref, name string, req ExecReque
 	// environment build it from the container's Env).
 	if c.Env, err = e.withInjectedEnv(ctx, p, c); err != nil {
 		return Container{}, req, err
-	}
-	if req.Timeout == 0 {
-		req.Timeout = 10 * time.Minute
 	}
 	return c, req, nil
 }
@@ -75,7 +116,7 @@ func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecReque
 	var res ExecResult
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
 		var err error
-		res, err = es.ExecStream(ctx, p, c, req, s)
+		res, err = es.ExecStream(ctx, p, c, req.withDefaultTimeout(), s)
 		return err
 	})
 	return res, err

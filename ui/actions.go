@@ -21,6 +21,9 @@ type action struct {
 	why func() string
 	// label overrides the help text for the current selection (start vs stop); nil keeps it.
 	label func() string
+	// extra marks an action the short help lists after the pane's own keys (its filter), so
+	// a narrow screen drops it first; the full help lists it with the others.
+	extra bool
 	do    func() tea.Cmd
 }
 
@@ -74,7 +77,12 @@ func (as actionList) handle(msg tea.KeyPressMsg) (cmd tea.Cmd, ok bool) {
 
 // available is the bindings that apply now, labelled for the current selection.
 func (as actionList) available() []key.Binding {
-	out := make([]key.Binding, 0, len(as))
+	core, extra := as.split()
+	return append(core, extra...)
+}
+
+// split is available in two: the bindings of the pane's first keys and of its extra ones.
+func (as actionList) split() (core, extra []key.Binding) {
 	for _, a := range as {
 		if a.blocked || (a.why != nil && a.why() != "") {
 			continue
@@ -83,9 +91,13 @@ func (as actionList) available() []key.Binding {
 		if a.label != nil {
 			b.SetHelp(b.Help().Key, a.label())
 		}
-		out = append(out, b)
+		if a.extra {
+			extra = append(extra, b)
+		} else {
+			core = append(core, b)
+		}
 	}
-	return out
+	return core, extra
 }
 
 // has tells whether an action with this key was registered and can run (tests of --readonly

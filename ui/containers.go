@@ -18,6 +18,9 @@ import (
 type containersKeys struct {
 	Logs      key.Binding
 	StartStop key.Binding
+	Shell     key.Binding
+	Restart   key.Binding
+	CopyURL   key.Binding
 	Timeline  key.Binding
 }
 
@@ -68,11 +71,19 @@ func newContainersPane(e *env, p engine.Project) *containersPane {
 	k := containersKeys{
 		Logs:      key.NewBinding(key.WithKeys("enter", "l"), key.WithHelp("enter/l", "logs")),
 		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
+		Shell:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "shell")),
+		Restart:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "restart")),
+		CopyURL:   key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy URL")),
 		Timeline:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "timeline")),
 	}
 	c.actions = newActions(e.readOnly,
 		action{key: k.Logs, why: c.whySelected, do: c.openLogs},
 		action{key: k.StartStop, mutates: true, why: c.whyStartStop, label: c.startStopLabel, do: c.startStop},
+		// A shell can change the project's files: read-only mode keeps it out, as the engine
+		// refuses exec there.
+		action{key: k.Shell, mutates: true, why: c.whyShell, do: c.shell, extra: true},
+		action{key: k.Restart, mutates: true, why: c.whyRunning, do: c.restart, extra: true},
+		action{key: k.CopyURL, why: c.whyCopyURL, do: c.copyURL, extra: true},
 		action{key: k.Timeline, do: func() tea.Cmd { return showCmd(kindTimeline, c.proj, "") }},
 	)
 	return c
@@ -247,15 +258,15 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	if state == "" {
 		state = engine.ContainerUnknown
 	}
-	url := txt(cv.Status.URL, th.Value)
+	// Unrouted: no router serves the route, the loopback port is what works here.
+	url := txt(shownURL(cv), th.Value)
 	switch {
 	case cv.Status.Detail != "" && state != engine.ContainerRunning:
 		// Why it does not run (ImagePullBackOff, a crash loop...) matters more than a URL
 		// that does not answer.
 		url = txt(cv.Status.Detail, th.Muted)
-	case (cv.Status.URL == "" || cv.Status.Unrouted) && cv.Status.LocalURL != "":
-		// Unrouted: no router serves the route, the loopback port is what works here.
-		url = txt(cv.Status.LocalURL, th.Value)
+	case shownURL(cv) != "":
+		// The URL it has, as set above.
 	case cv.Status.URL == "" && cv.Status.Detail != "":
 		url = txt(cv.Status.Detail, th.Muted)
 	case cv.Status.URL == "":

@@ -47,7 +47,7 @@ type model struct {
 func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *model {
 	e := &env{
 		ctx: ctx, src: src, theme: th, idle: src.IdleTimeout(), now: src.Now(),
-		loc: time.Local, readOnly: opts.ReadOnly, busy: map[string]string{},
+		loc: time.Local, readOnly: opts.ReadOnly, busy: map[string]string{}, shell: opts.Shell,
 	}
 	if opts.Location != nil {
 		e.loc = opts.Location

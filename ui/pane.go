@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"os/exec"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -28,6 +29,8 @@ type env struct {
 	busy map[string]string
 	// after delivers msg once d has passed (tea.Tick; tests catch what was scheduled).
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
+	// shell is the command a container's shell runs in (Options.Shell); nil: none.
+	shell func(project, container string) *exec.Cmd
 }
 
 // busyWhy tells why a project cannot take an action now ("" when it can): this console or

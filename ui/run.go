@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/exec"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -28,6 +29,10 @@ type Options struct {
 	StoreName string
 	// Location is the zone clock times are shown in; nil is the local zone.
 	Location *time.Location
+	// Shell, when set, is the command e runs for a shell in a container (sailtui exec -it
+	// PROJECT CONTAINER -- sh): the console suspends while it runs on the terminal. nil
+	// leaves e out.
+	Shell func(project, container string) *exec.Cmd
 }
 
 // Run shows the console until the operator quits or ctx ends. It returns nil on a normal quit.

@@ -64,9 +64,11 @@ func (t *tablePane[T]) keyMap() help.KeyMap {
 	if t.filter.editing {
 		return t.filter.editKeys()
 	}
-	acts := t.actions.available()
+	core, extra := t.actions.split()
+	acts := append(append([]keyBinding(nil), core...), extra...)
 	flt := t.filter.listKeys()
-	return staticKeys{short: append(acts, flt...), full: [][]keyBinding{t.navKeys.bindings(), acts, flt}}
+	short := append(append(core, flt...), extra...)
+	return staticKeys{short: short, full: [][]keyBinding{t.navKeys.bindings(), acts, flt}}
 }
 
 func (t *tablePane[T]) update(msg tea.KeyPressMsg) tea.Cmd {

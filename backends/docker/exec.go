@@ -53,65 +53,80 @@ func (r *Runtime) ExecStream(ctx context.Context, p engine.Project, c engine.Con
 	return res, nil
 }
 
-// exec runs req; with streams (ExecStream) attached to them instead of req.Stdin and capped
-// buffers.
-func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, streams *engine.ExecStreams) (engine.ExecResult, error) {
+// execTarget is where and how an exec of a request runs in a container.
+type execTarget struct {
+	containerID   string
+	user, workDir string
+	env           []string
+	// marker is in the command's environment, so a kill finds all it started.
+	marker string
+}
+
+// target checks req and finds the running container it runs in.
+func (r *Runtime) target(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (execTarget, error) {
 	if err := req.Validate(); err != nil {
-		return engine.ExecResult{}, err
+		return execTarget{}, err
 	}
 	if err := engine.CheckContainerName(c.Name); err != nil {
-		return engine.ExecResult{}, err
+		return execTarget{}, err
 	}
 	dir, err := r.projectDir(ctx, p)
 	if err != nil {
-		return engine.ExecResult{}, err
+		return execTarget{}, err
 	}
 	cdir, err := engine.CleanRel(c.Directory)
 	if err != nil {
-		return engine.ExecResult{}, fmt.Errorf("container directory: %w", err)
+		return execTarget{}, fmt.Errorf("container directory: %w", err)
 	}
 	sub, err := engine.CleanRel(req.Dir)
 	if err != nil {
-		return engine.ExecResult{}, fmt.Errorf("working directory: %w", err)
+		return execTarget{}, fmt.Errorf("working directory: %w", err)
 	}
 	// A service runs as its image says: the command too, as its user, and in its data
 	// directory (the project's tree is not mounted there).
-	user, workDir := r.cfg.User, ""
+	x := execTarget{user: r.cfg.User, marker: containerexec.NewMarker()}
 	if c.IsService() {
-		user, workDir = "", path.Join(c.DataPath, sub)
+		x.user, x.workDir = "", path.Join(c.DataPath, sub)
 	} else {
 		work, err := r.tree(dir).Dir(path.Join(cdir, sub))
 		if err != nil {
-			return engine.ExecResult{}, err
+			return execTarget{}, err
 		}
-		workDir = path.Join(r.cfg.MountPath, work)
+		x.workDir = path.Join(r.cfg.MountPath, work)
 	}
-	marker := containerexec.NewMarker()
 	envm := map[string]string{}
 	for k, v := range req.Env {
 		envm[k] = v
 	}
-	env, err := envList(envm)
-	if err != nil {
-		return engine.ExecResult{}, err
+	if x.env, err = envList(envm); err != nil {
+		return execTarget{}, err
 	}
-	env = append(env, marker)
+	x.env = append(x.env, x.marker)
 
 	name := r.containerName(p, c)
 	ins, err := r.inspect(ctx, name)
 	if err != nil {
-		return engine.ExecResult{}, err
+		return execTarget{}, err
 	}
 	if ins == nil || ins.State == nil || !ins.State.Running {
-		return engine.ExecResult{}, fmt.Errorf("container %s is not running; start it first: %w", name, engine.ErrBadState)
+		return execTarget{}, fmt.Errorf("container %s is not running; start it first: %w", name, engine.ErrBadState)
 	}
 	if err := r.owns(p, ins); err != nil {
+		return execTarget{}, err
+	}
+	x.containerID = ins.ID
+	return x, nil
+}
+
+// exec runs req; with streams (ExecStream) attached to them instead of req.Stdin and capped
+// buffers.
+func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, streams *engine.ExecStreams) (engine.ExecResult, error) {
+	x, err := r.target(ctx, p, c, req)
+	if err != nil {
 		return engine.ExecResult{}, err
 	}
-
 	out := capped.NewOutput(req.MaxOutput)
 	var stdout, stderr io.Writer = out.Stdout, out.Stderr
-	result := out.Result
 	var stdin io.Reader
 	if req.Stdin != nil {
 		stdin = bytes.NewReader(req.Stdin)
@@ -119,36 +134,69 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	if streams != nil {
 		stdout, stderr, stdin = streams.Stdout, streams.Stderr, streams.Stdin
 	}
-	created, err := r.cli.ExecCreate(ctx, ins.ID, client.ExecCreateOptions{
-		User:         user,
-		AttachStdin:  stdin != nil,
+	code, timedOut, err := r.run(ctx, x, req, runOptions{
+		stdin: stdin,
+		copyOut: func(from io.Reader) error {
+			_, err := stdcopy.StdCopy(stdout, stderr, from)
+			return err
+		},
+	})
+	return out.Result(code, timedOut), err
+}
+
+// runOptions are the parts of an exec that differ between a plain one and a terminal's.
+type runOptions struct {
+	// tty allocates a terminal of size; its output is then one raw stream, not multiplexed.
+	tty  bool
+	size engine.TermSize
+	// stdin is copied to the command and closed at its end; nil attaches none.
+	stdin io.Reader
+	// copyOut copies the attached output stream until it ends.
+	copyOut func(io.Reader) error
+	// started, when set, runs once the exec is created and attached (to follow resizes).
+	started func(execID string)
+}
+
+// run runs req's argv at x and returns its exit code (124 and timedOut when req.Timeout
+// killed it, -1 with an error when it could not be told).
+func (r *Runtime) run(ctx context.Context, x execTarget, req engine.ExecRequest, o runOptions) (code int, timedOut bool, err error) {
+	create := client.ExecCreateOptions{
+		User:         x.user,
+		AttachStdin:  o.stdin != nil,
 		AttachStdout: true,
 		AttachStderr: true,
-		Env:          env,
-		WorkingDir:   workDir,
+		Env:          x.env,
+		WorkingDir:   x.workDir,
 		Cmd:          append([]string{"sh", "-c", `exec "$@"`, "sh"}, req.Argv...),
-	})
-	if err != nil {
-		return engine.ExecResult{}, fmt.Errorf("create exec: %w", err)
 	}
-	att, err := r.cli.ExecAttach(ctx, created.ID, client.ExecAttachOptions{})
+	var attach client.ExecAttachOptions
+	if o.tty {
+		size := client.ConsoleSize{Height: uint(o.size.Rows), Width: uint(o.size.Cols)}
+		create.TTY, create.ConsoleSize = true, size
+		attach.TTY, attach.ConsoleSize = true, size
+	}
+	created, err := r.cli.ExecCreate(ctx, x.containerID, create)
 	if err != nil {
-		return engine.ExecResult{}, fmt.Errorf("start exec: %w", err)
+		return -1, false, fmt.Errorf("create exec: %w", err)
+	}
+	att, err := r.cli.ExecAttach(ctx, created.ID, attach)
+	if err != nil {
+		return -1, false, fmt.Errorf("start exec: %w", err)
 	}
 	defer att.Close()
-	if stdin != nil {
+	if o.stdin != nil {
 		// Closed once the input ends, so a command reading to EOF ends too; one that exits
 		// first ends the exec whatever is left unread (the copy stops with the connection).
 		go func() {
-			_, _ = io.Copy(att.Conn, stdin)
+			_, _ = io.Copy(att.Conn, o.stdin)
 			_ = att.CloseWrite()
 		}()
 	}
+	if o.started != nil {
+		o.started(created.ID)
+	}
 	done := make(chan error, 1)
-	go func() {
-		_, err := stdcopy.StdCopy(stdout, stderr, att.Reader)
-		done <- err
-	}()
+	go func() { done <- o.copyOut(att.Reader) }()
 
 	var timeout <-chan time.Time
 	if req.Timeout > 0 {
@@ -159,7 +207,7 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	kill := func() error {
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		defer cancel()
-		err := r.killExec(kctx, ins.ID, user, marker)
+		err := r.killExec(kctx, x.containerID, x.user, x.marker)
 		// The streams end once the command and whatever held them are gone; a process that
 		// escaped the kill must not hang the caller.
 		select {
@@ -177,22 +225,22 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		case err = <-done: // finished as the timer fired: not killed, not timed out
 		default:
 			if kerr := kill(); kerr != nil {
-				return result(engine.ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
+				return engine.ExitTimedOut, true, fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
 			}
-			return result(engine.ExitTimedOut, true), nil
+			return engine.ExitTimedOut, true, nil
 		}
 	case <-ctx.Done():
 		_ = kill()
-		return result(-1, false), ctx.Err()
+		return -1, false, ctx.Err()
 	}
 	if err != nil {
-		return result(-1, false), fmt.Errorf("read exec output: %w", err)
+		return -1, false, fmt.Errorf("read exec output: %w", err)
 	}
-	code, err := r.execExitCode(ctx, created.ID)
+	code, err = r.execExitCode(ctx, created.ID)
 	if err != nil {
-		return result(-1, false), err
+		return -1, false, err
 	}
-	return result(code, false), nil
+	return code, false, nil
 }
 
 // execExitCode waits for the engine to see the exec's end (its streams close a moment before)

@@ -44,7 +44,12 @@ type podExecutor struct {
 }
 
 func (x *podExecutor) run(ctx context.Context, ns, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	u := execURL(x.client.CoreV1().RESTClient(), ns, pod, container, argv, stdin != nil)
+	return x.stream(ctx, ns, pod, container, argv, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+}
+
+// stream runs argv with opts' streams (and terminal, with Tty) and returns its exit status.
+func (x *podExecutor) stream(ctx context.Context, ns, pod, container string, argv []string, opts remotecommand.StreamOptions) (int, error) {
+	u := execURL(x.client.CoreV1().RESTClient(), ns, pod, container, argv, opts.Stdin != nil, opts.Tty)
 	ws, err := remotecommand.NewWebSocketExecutor(x.config, "GET", u.String())
 	if err != nil {
 		return -1, fmt.Errorf("exec %s/%s: %w", ns, pod, err)
@@ -59,7 +64,7 @@ func (x *podExecutor) run(ctx context.Context, ns, pod, container string, argv [
 	if err != nil {
 		return -1, fmt.Errorf("exec %s/%s: %w", ns, pod, err)
 	}
-	err = ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	err = ex.StreamWithContext(ctx, opts)
 	var exit utilexec.ExitError
 	if errors.As(err, &exit) && exit.Exited() {
 		return exit.ExitStatus(), nil
@@ -71,11 +76,12 @@ func (x *podExecutor) run(ctx context.Context, ns, pod, container string, argv [
 }
 
 // execURL is the pods/exec request: argv travels as repeated command parameters, one per
-// element, never joined into a shell string.
-func execURL(client rest.Interface, ns, pod, container string, argv []string, stdin bool) *url.URL {
+// element, never joined into a shell string. A terminal has one output stream (stderr goes
+// to it too), as kubectl exec -t asks.
+func execURL(client rest.Interface, ns, pod, container string, argv []string, stdin, tty bool) *url.URL {
 	return client.Post().Namespace(ns).Resource("pods").Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
-			Container: container, Command: argv, Stdin: stdin, Stdout: true, Stderr: true,
+			Container: container, Command: argv, Stdin: stdin, Stdout: true, Stderr: !tty, TTY: tty,
 		}, scheme.ParameterCodec).URL()
 }
 
@@ -222,8 +228,24 @@ func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	out := capped.NewOutput(req.MaxOutput)
+	var stdin io.Reader
+	if req.Stdin != nil {
+		stdin = bytes.NewReader(req.Stdin)
+	}
+	code, timedOut, err := r.runInDev(ctx, p, c, req, func(ctx context.Context, ns, pod string, argv []string) (int, error) {
+		return r.exec.run(ctx, ns, pod, "dev", argv, stdin, out.Stdout, out.Stderr)
+	})
+	return out.Result(code, timedOut), err
+}
+
+// runInDev runs req in c's dev pod through run, and kills what it started when req.Timeout or
+// ctx cuts the stream (the command may live on in the pod): exit code 124 and timedOut for a
+// timeout, ctx's error when ctx ended.
+func (r *Runtime) runInDev(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest,
+	run func(ctx context.Context, ns, pod string, argv []string) (int, error)) (code int, timedOut bool, err error) {
 	if err := req.Validate(); err != nil {
-		return engine.ExecResult{}, err
+		return -1, false, err
 	}
 	mount := r.cfg.MountPath
 	if c.IsService() {
@@ -231,18 +253,13 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 	}
 	argv, marker, err := execArgv(mount, c, req)
 	if err != nil {
-		return engine.ExecResult{}, err
+		return -1, false, err
 	}
 	ns := r.Namespace(p)
 	l := containerLabels(p, c)
 	pod, err := r.runningPod(ctx, ns, map[string]string{LabelProjectID: l[LabelProjectID], LabelComponent: ComponentDev, LabelContainerID: l[LabelContainerID]}, "container "+c.Name)
 	if err != nil {
-		return engine.ExecResult{}, err
-	}
-	out := capped.NewOutput(req.MaxOutput)
-	var stdin io.Reader
-	if req.Stdin != nil {
-		stdin = bytes.NewReader(req.Stdin)
+		return -1, false, err
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -250,12 +267,12 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
 		defer cancel()
 	}
-	code, err := r.exec.run(runCtx, ns, pod, "dev", argv, stdin, out.Stdout, out.Stderr)
+	code, err = run(runCtx, ns, pod, argv)
 	if err == nil {
-		return out.Result(code, false), nil
+		return code, false, nil
 	}
 	if runCtx.Err() == nil {
-		return out.Result(-1, false), err
+		return -1, false, err
 	}
 	// The stream was cut by the timeout or the caller: the command may live on in the pod.
 	kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
@@ -267,12 +284,12 @@ func (r *Runtime) execIn(ctx context.Context, p engine.Project, c engine.Contain
 		kerr = fmt.Errorf("kill exited %d: %s", kcode, strings.TrimSpace(kout.String()+kerrOut.String()))
 	}
 	if ctx.Err() != nil {
-		return out.Result(-1, false), ctx.Err()
+		return -1, false, ctx.Err()
 	}
 	if kerr != nil {
-		return out.Result(engine.ExitTimedOut, true), fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
+		return engine.ExitTimedOut, true, fmt.Errorf("timed out, and the command could not be killed: %w", kerr)
 	}
-	return out.Result(engine.ExitTimedOut, true), nil
+	return engine.ExitTimedOut, true, nil
 }
 
 // execArgv wraps req for execScript and returns the marker it carries.

@@ -236,7 +236,7 @@ func TestExecURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	u := execURL(client, "proj-1", "fm-1", "file-manager", []string{"sh", "-c", "echo $1", "sh", "a b;rm -rf /"}, true)
+	u := execURL(client, "proj-1", "fm-1", "file-manager", []string{"sh", "-c", "echo $1", "sh", "a b;rm -rf /"}, true, false)
 	if u.Path != "/api/v1/namespaces/proj-1/pods/fm-1/exec" {
 		t.Errorf("path %s", u.Path)
 	}
@@ -244,8 +244,13 @@ func TestExecURL(t *testing.T) {
 	if got := q["command"]; strings.Join(got, "|") != "sh|-c|echo $1|sh|a b;rm -rf /" {
 		t.Errorf("command params %q", got)
 	}
-	if q.Get("container") != "file-manager" || q.Get("stdin") != "true" || q.Get("stdout") != "true" {
+	if q.Get("container") != "file-manager" || q.Get("stdin") != "true" || q.Get("stdout") != "true" || q.Get("stderr") != "true" || q.Get("tty") == "true" {
 		t.Errorf("query %v", q)
+	}
+	// A terminal has one output stream, as kubectl exec -t asks for it.
+	q = execURL(client, "proj-1", "dev-1", "dev", []string{"sh"}, true, true).Query()
+	if q.Get("tty") != "true" || q.Get("stderr") == "true" || q.Get("stdout") != "true" || q.Get("stdin") != "true" {
+		t.Errorf("terminal query %v", q)
 	}
 }
 

@@ -83,7 +83,9 @@ func TestPullSecretCopied(t *testing.T) {
 	}
 	odd := newRuntime(t, c, func(cfg *kubernetes.Config) { cfg.ImagePullSecret, cfg.PullSecretFrom = "opaque", src })
 	q := engine.Project{ID: "pull-odd", Slug: "pull-odd", Owner: "alice", Status: engine.StatusActive}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), odd.Namespace(q), metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), odd.Namespace(q), metav1.DeleteOptions{})
+	})
 	warnings = nil
 	if err := odd.EnsureProject(wctx, q); err != nil {
 		t.Fatal(err)
@@ -98,7 +100,9 @@ func TestPullSecretCopied(t *testing.T) {
 	// Without the copy: a warning at start and in describe, naming the setting.
 	plain := newRuntime(t, c, func(cfg *kubernetes.Config) { cfg.ImagePullSecret = secret })
 	r := engine.Project{ID: "pull-none", Slug: "pull-none", Owner: "alice", Status: engine.StatusActive}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), plain.Namespace(r), metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), plain.Namespace(r), metav1.DeleteOptions{})
+	})
 	warnings = nil
 	if err := plain.EnsureProject(wctx, r); err != nil {
 		t.Fatal(err)

@@ -45,18 +45,110 @@ func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+	cmd, notRun, err := r.command(p, c, req)
+	if err != nil || notRun != nil {
+		return deref(notRun), err
+	}
+	if req.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(req.Stdin)
+	}
+	out := capped.NewOutput(req.MaxOutput)
+	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = groupAttr()
+	// A background process left by the command may hold our pipes open; do not wait on it
+	// forever once the command itself has exited.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return notRunResult(req.Argv[0], err), nil
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	waitErr, timedOut, err := awaitCommand(ctx, req.Timeout, done, func() {
+		_ = killGroup(pgid, syscall.SIGKILL)
+	})
+	switch {
+	case err != nil:
+		waitGroupGone(pgid)
+		return result(-1, false), err
+	case timedOut:
+		waitGroupGone(pgid)
+		return result(engine.ExitTimedOut, true), nil
+	}
+	code, err := commandExit(cmd, waitErr)
+	if err != nil {
+		return result(-1, false), err
+	}
+	return result(code, false), nil
+}
+
+// awaitCommand waits for done (the command's Wait) until timeout (when > 0) passes or ctx
+// ends; then it runs kill and waits for done. It returns Wait's error, whether the timeout
+// ended the command, and ctx's error when ctx did.
+func awaitCommand(ctx context.Context, timeout time.Duration, done <-chan error, kill func()) (waitErr error, timedOut bool, ctxErr error) {
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case waitErr = <-done:
+		return waitErr, false, nil
+	case <-expired:
+		select {
+		case waitErr = <-done: // finished as the timer fired: not killed, not timed out
+			return waitErr, false, nil
+		default:
+			kill()
+			return <-done, true, nil
+		}
+	case <-ctx.Done():
+		kill()
+		<-done
+		return nil, false, ctx.Err()
+	}
+}
+
+// commandExit is the exit code of a command Wait returned waitErr for; an error when Wait
+// failed for another reason than the command's own status.
+func commandExit(cmd *exec.Cmd, waitErr error) (int, error) {
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return -1, waitErr
+	}
+	code, ok := exitCode(cmd.ProcessState.Sys())
+	if !ok {
+		code = cmd.ProcessState.ExitCode()
+	}
+	return code, nil
+}
+
+func deref(r *engine.ExecResult) engine.ExecResult {
+	if r == nil {
+		return engine.ExecResult{}
+	}
+	return *r
+}
+
+// command is req as a command to start in the container's directory with its environment;
+// notRun is set instead when argv[0] cannot be found or run (the result a shell would give).
+func (r *Runtime) command(p engine.Project, c engine.Container, req engine.ExecRequest) (cmd *exec.Cmd, notRun *engine.ExecResult, err error) {
 	if err := req.Validate(); err != nil {
-		return engine.ExecResult{}, err
+		return nil, nil, err
 	}
 	if err := hostfs.CheckName("container name", c.Name); err != nil {
-		return engine.ExecResult{}, err
+		return nil, nil, err
 	}
 	if !supported {
-		return engine.ExecResult{}, errUnsupportedOS()
+		return nil, nil, errUnsupportedOS()
 	}
 	workDir, err := r.containerWorkDir(p, c, req.Dir)
 	if err != nil {
-		return engine.ExecResult{}, err
+		return nil, nil, err
 	}
 	own := map[string]string{
 		"HOST":           r.cfg.Host,
@@ -72,77 +164,23 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	base := r.baseEnv()
 	env, err := mergeEnv(base, c.Env, own, req.Env)
 	if err != nil {
-		return engine.ExecResult{}, err
+		return nil, nil, err
 	}
-	out := capped.NewOutput(req.MaxOutput)
-	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
-
 	prog, err := lookPath(req.Argv[0], envValue(env, "PATH"), workDir)
 	if err != nil {
-		return notRun(req.Argv[0], err), nil
+		res := notRunResult(req.Argv[0], err)
+		return nil, &res, nil
 	}
 	// Not CommandContext: its cancel kills only the direct child; the group must go.
-	cmd := exec.Command(prog, req.Argv[1:]...)
+	cmd = exec.Command(prog, req.Argv[1:]...)
 	cmd.Args[0] = req.Argv[0]
 	cmd.Dir = workDir
 	cmd.Env = env
-	if req.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(req.Stdin)
-	}
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.SysProcAttr = groupAttr()
-	// A background process left by the command may hold our pipes open; do not wait on it
-	// forever once the command itself has exited.
-	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
-		return notRun(req.Argv[0], err), nil
-	}
-	pgid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-
-	var timeout <-chan time.Time
-	if req.Timeout > 0 {
-		t := time.NewTimer(req.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	var waitErr error
-	timedOut := false
-	select {
-	case waitErr = <-done:
-	case <-timeout:
-		select {
-		case waitErr = <-done: // finished as the timer fired: not killed, not timed out
-		default:
-			timedOut = true
-			_ = killGroup(pgid, syscall.SIGKILL)
-			waitErr = <-done
-		}
-	case <-ctx.Done():
-		_ = killGroup(pgid, syscall.SIGKILL)
-		<-done
-		waitGroupGone(pgid)
-		return result(-1, false), ctx.Err()
-	}
-	if timedOut {
-		waitGroupGone(pgid)
-		return result(engine.ExitTimedOut, true), nil
-	}
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return result(-1, false), waitErr
-	}
-	code, ok := exitCode(cmd.ProcessState.Sys())
-	if !ok {
-		code = cmd.ProcessState.ExitCode()
-	}
-	return result(code, false), nil
+	return cmd, nil, nil
 }
 
-// notRun is the result of a command that could not be started, worded like a shell's.
-func notRun(name string, err error) engine.ExecResult {
+// notRunResult is the result of a command that could not be started, worded like a shell's.
+func notRunResult(name string, err error) engine.ExecResult {
 	if errors.Is(err, fs.ErrNotExist) {
 		return engine.ExecResult{ExitCode: engine.ExitNotFound, Stderr: []byte(name + ": command not found\n")}
 	}

@@ -26,10 +26,18 @@ func groupAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
+// terminalAttr makes a terminal exec's command lead a session whose controlling terminal is
+// its stdin, as a login on a terminal does: job control works, and the session can be killed.
+func terminalAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Setctty: true}
+}
+
 // procStat is the part of /proc/<pid>/stat the runtime needs.
 type procStat struct {
 	state byte
 	pgrp  int
+	// session is field 6: a terminal exec's shell leads one, and its jobs are groups in it.
+	session int
 	// start is field 22, the start time in clock ticks since boot: together with the pid it
 	// names one process for the life of the machine.
 	start uint64
@@ -64,11 +72,15 @@ func parseProcStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("bad pgrp in /proc stat: %w", err)
 	}
+	sid, err := strconv.Atoi(string(f[3]))
+	if err != nil {
+		return procStat{}, fmt.Errorf("bad session in /proc stat: %w", err)
+	}
 	start, err := strconv.ParseUint(string(f[19]), 10, 64)
 	if err != nil {
 		return procStat{}, fmt.Errorf("bad starttime in /proc stat: %w", err)
 	}
-	st := procStat{state: f[0][0], pgrp: pgrp, start: start}
+	st := procStat{state: f[0][0], pgrp: pgrp, session: sid, start: start}
 	for _, v := range f[11:15] {
 		// cutime and cstime are signed in the kernel's format; they are never negative.
 		n, err := strconv.ParseUint(string(v), 10, 64)
@@ -116,15 +128,21 @@ func groupAlive(pid int, start uint64) bool {
 // groupHasLiveMembers scans /proc for a process of group pgid that has not exited. Only used
 // when the leader is gone, so the cost of the scan is paid rarely.
 func groupHasLiveMembers(pgid int) bool {
+	return len(liveProcs(func(st procStat) bool { return st.pgrp == pgid })) > 0
+}
+
+// liveProcs scans /proc for the processes that have not exited and match.
+func liveProcs(match func(procStat) bool) []int {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return false
+		return nil
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return false
+		return nil
 	}
+	var out []int
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -134,11 +152,31 @@ func groupHasLiveMembers(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if st.pgrp == pgid && !dead(st.state) {
-			return true
+		if match(st) && !dead(st.state) {
+			out = append(out, pid)
 		}
 	}
-	return false
+	return out
+}
+
+// killSession kills every process of session sid, in whatever process group job control put
+// it, and waits a moment for them to be gone. The leader's pid cannot be reused while a
+// process of its session lives.
+func killSession(sid int) {
+	if sid <= 1 {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		pids := liveProcs(func(st procStat) bool { return st.session == sid })
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // signalGroup signals the process group of the recorded process, unless its pid now belongs to

@@ -18,11 +18,13 @@ const supported = false
 
 func detachedAttr() *syscall.SysProcAttr            { return nil }
 func groupAttr() *syscall.SysProcAttr               { return nil }
+func terminalAttr() *syscall.SysProcAttr            { return nil }
 func procStartTicks(int) (uint64, error)            { return 0, errUnsupported }
 func groupAlive(int, uint64) bool                   { return false }
 func groupHasLiveMembers(int) bool                  { return false }
 func signalGroup(int, uint64, syscall.Signal) error { return errUnsupported }
 func killGroup(int, syscall.Signal) error           { return errUnsupported }
+func killSession(int)                               {}
 func exitCode(any) (int, bool)                      { return 0, false }
 
 func lockFile(ctx context.Context, _ string, _ bool) (func(), error) {

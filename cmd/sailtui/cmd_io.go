@@ -116,27 +116,35 @@ func containerState(ctx context.Context, eng *engine.Engine, slug, name string) 
 
 func execCmd(a *app) *cobra.Command {
 	var req engine.ExecRequest
-	var interactive bool
+	var interactive, tty bool
 	cmd := &cobra.Command{
 		Use:   "exec SLUG CONTAINER -- CMD [ARG...]",
 		Short: "Run a command in a container's directory; exits with the command's exit code",
 		Long: `Run a command in a container's directory; exits with the command's exit code.
 
-Output and input are streamed, as with docker exec -i (docker mode; other runtimes print the
-output once the command is done and give it no input): stdout and stderr arrive as the command
-writes them, and input that is piped or redirected is passed to the command, which sees its end
-when it ends. A terminal's input is passed only with -i, line by line. No TTY is allocated
-(there is no -t): the command's stdin, stdout and stderr are pipes, so programs that need a
-terminal (editors, pagers, prompts) do not work as with docker exec -it. With -o json nothing is
-streamed or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
-		Example: `  sailtui exec shop web -- ls -la
+With -it the command gets a terminal of its own (a TTY), as with docker exec -it, in every
+runtime: a shell with its prompt and job control, editors, pagers; what you type goes to it
+unprocessed (ctrl+c interrupts the command there, not sailtui), the terminal's size follows this
+window's, and exit ends it. -t alone gives it a terminal without your input. -t needs this input
+to be a terminal. A terminal exec has no timeout unless --timeout is given.
+
+Without -t, output and input are streamed, as with docker exec -i (docker mode; other runtimes
+print the output once the command is done and give it no input): stdout and stderr arrive as
+the command writes them, and input that is piped or redirected is passed to the command, which
+sees its end when it ends. A terminal's input is passed only with -i, line by line; no TTY is
+allocated: the command's stdin, stdout and stderr are pipes. With -o json nothing is streamed
+or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
+		Example: `  sailtui exec -it shop web -- sh
+  sailtui exec shop web -- ls -la
   sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'
-  sailtui exec shop db -- psql < dump.sql
-  sailtui exec -i shop web -- sh`,
+  sailtui exec shop db -- psql < dump.sql`,
 		Args: cobra.MinimumNArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 2 {
 				return fmt.Errorf("exec: put -- between the container and the command: %w", engine.ErrBadInput)
+			}
+			if tty && a.cfg.Output == "json" {
+				return fmt.Errorf("exec -t: a terminal's output cannot be JSON; drop -t or -o json: %w", engine.ErrBadInput)
 			}
 			eng, err := a.engine(cmd.Context())
 			if err != nil {
@@ -144,7 +152,12 @@ streamed or passed: stdout and stderr come in the JSON, each capped at --max-out
 			}
 			req.Argv = args[2:]
 			var res engine.ExecResult
-			if a.cfg.Output == "json" {
+			if tty {
+				if !cmd.Flags().Changed("timeout") {
+					req.Timeout = 0 // a shell lasts as long as its user wants
+				}
+				res, err = execOnTerminal(cmd, eng, args[0], args[1], req, interactive)
+			} else if a.cfg.Output == "json" {
 				res, err = eng.Exec(cmd.Context(), args[0], args[1], req)
 			} else {
 				s := engine.ExecStreams{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
@@ -182,10 +195,11 @@ streamed or passed: stdout and stderr come in the JSON, each capped at --max-out
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&req.Timeout, "timeout", 10*time.Minute, "kill the command after this long")
+	cmd.Flags().DurationVar(&req.Timeout, "timeout", 10*time.Minute, "kill the command after this long (with -t: only when given)")
 	cmd.Flags().StringVar(&req.Dir, "workdir", "", "working directory relative to the container's directory")
 	cmd.Flags().IntVar(&req.MaxOutput, "max-output", 16<<20, "cap on stdout and stderr each, in bytes (-o json, and runtimes that do not stream)")
-	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "pass a terminal's input too (piped input always is); no TTY is allocated")
+	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "pass a terminal's input too (piped input always is)")
+	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run the command on a terminal of its own (-it: a shell)")
 	return cmd
 }
 

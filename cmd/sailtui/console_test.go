@@ -17,20 +17,35 @@ type tmuxSession struct {
 
 func startConsole(t *testing.T, c *cli, args ...string) *tmuxSession {
 	t.Helper()
+	return startTerminal(t, c, "exec "+sailtuiLine(c, args...))
+}
+
+// sailtuiLine is the shell command line that runs this binary as sailtui on c's state
+// directory, with args.
+func sailtuiLine(c *cli, args ...string) string {
+	var cmdline strings.Builder
+	cmdline.WriteString(shellQuote(os.Args[0]) + " --state-dir " + shellQuote(c.state))
+	for _, a := range args {
+		cmdline.WriteString(" " + shellQuote(a))
+	}
+	return cmdline.String()
+}
+
+// startTerminal runs the shell command line in a real terminal (tmux, 140x40) with the
+// sailtui test environment and c's.
+func startTerminal(t *testing.T, c *cli, line string) *tmuxSession {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Fatalf("tmux is needed for the console tests (make deps installs it): %v", err)
 	}
 	s := &tmuxSession{t: t, name: fmt.Sprintf("sailtui-test-%d", time.Now().UnixNano())}
-	env := []string{"SAILTUI_TEST_MAIN=1", "NO_COLOR=1", "TERM=xterm-256color", "SAILTUI_DEFAULT_COMMAND=" + selfCommand()}
+	env := append([]string{"SAILTUI_TEST_MAIN=1", "NO_COLOR=1", "TERM=xterm-256color", "SAILTUI_DEFAULT_COMMAND=" + selfCommand()}, c.env...)
 	var cmdline strings.Builder
 	cmdline.WriteString("env")
 	for _, e := range env {
 		cmdline.WriteString(" " + shellQuote(e))
 	}
-	cmdline.WriteString(" " + shellQuote(os.Args[0]) + " --state-dir " + shellQuote(c.state))
-	for _, a := range args {
-		cmdline.WriteString(" " + shellQuote(a))
-	}
+	cmdline.WriteString(" sh -c " + shellQuote(line))
 	// remain-on-exit keeps the pane readable if the console dies, so the failure shows its output.
 	out, err := exec.Command("tmux", "new-session", "-d", "-s", s.name, "-x", "140", "-y", "40", cmdline.String()).CombinedOutput()
 	if err != nil {

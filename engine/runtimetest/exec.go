@@ -165,9 +165,15 @@ func testExecTimeoutKillsGroup(t *testing.T, e *env) {
 			t.Fatalf("%s is empty: the command did not get to run", f)
 		}
 	}
+	e.waitGone(c, "the timed-out command and its child", "child.pid", "leader.pid")
+}
+
+// waitGone waits until none of the processes whose pids pidFiles (in c's directory) hold runs.
+func (e *env) waitGone(c engine.Container, what string, pidFiles ...string) {
+	e.t.Helper()
 	var alive string
-	eventually(t, "the timed-out command and its child to be gone", func() bool {
-		r := e.exec(c, engine.ExecRequest{Argv: []string{"sh", "-c", aliveScript, "sh", "child.pid", "leader.pid"}})
+	eventually(e.t, what+" to be gone", func() bool {
+		r := e.exec(c, engine.ExecRequest{Argv: append([]string{"sh", "-c", aliveScript, "sh"}, pidFiles...)})
 		alive = string(r.Stdout) + string(r.Stderr)
 		return r.ExitCode == 0 && alive == ""
 	}, func() string { return alive })

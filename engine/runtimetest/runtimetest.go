@@ -71,6 +71,7 @@ func Run(t *testing.T, h Harness) {
 	}{
 		{"Lifecycle", lifecycleTests},
 		{"Exec", execTests},
+		{"Terminal", terminalTests},
 		{"Files", fileTests},
 		{"Logs", logTests},
 	}

@@ -51,6 +51,8 @@ var Applets = []string{
 	"sh", "ls", "cat", "echo", "sleep", "mkdir", "rm", "pwd", "env", "head", "tail", "cut", "yes",
 	"ln", "nc", "true", "false", "id", "test", "[", "printf", "grep", "tr", "kill", "ps",
 	"sed", "nslookup", "touch", "chmod", "mv", "cp", "wc", "sort", "tee", "date", "timeout", "xargs",
+	// For a shell on a terminal (exec -it): its size, and what it is called.
+	"stty", "tty",
 }
 
 // Fetch is a shell snippet for the test image that GETs http://$1:$2$3 and prints the body of
