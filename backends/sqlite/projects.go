@@ -151,3 +151,38 @@ func mustAffect(res sql.Result, err error, miss error) error {
 	}
 	return nil
 }
+
+// ListProjectsChangedSince reads the projects whose change number (migration 0005) is above
+// cursor; cursor 0 reads every live project. The next cursor is the largest number read:
+// SQLite hands numbers out in commit order, so nothing below it can still appear.
+func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
+	q := `SELECT ` + projectCols + `, change_seq FROM projects WHERE change_seq > ?`
+	if cursor == 0 {
+		q += ` AND status <> 'deleted'`
+	}
+	out := engine.ProjectChanges{Cursor: cursor}
+	_, err := queryAll(ctx, s.db, func(sc scanner) (struct{}, error) {
+		p, seq, err := scanProjectSeq(sc)
+		if err != nil {
+			return struct{}{}, err
+		}
+		out.Projects = append(out.Projects, p)
+		out.Cursor = max(out.Cursor, seq)
+		return struct{}{}, nil
+	}, q+` ORDER BY change_seq`, cursor)
+	if err != nil {
+		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
+	}
+	return out, nil
+}
+
+// scanProjectSeq scans projectCols followed by change_seq.
+func scanProjectSeq(sc scanner) (engine.Project, int64, error) {
+	var seq int64
+	p, err := scanProject(scannerFunc(func(dest ...any) error { return sc.Scan(append(dest, &seq)...) }))
+	return p, seq, err
+}
+
+type scannerFunc func(dest ...any) error
+
+func (f scannerFunc) Scan(dest ...any) error { return f(dest...) }
