@@ -151,11 +151,12 @@ func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (eng
 		if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&out.Cursor); err != nil {
 			return err
 		}
-		q := `SELECT ` + projectCols + ` FROM projects WHERE change_xid >= $1`
-		if cursor == 0 {
-			q += ` AND status <> 'deleted'`
+		// The first read is every live project, in no particular order (a plain scan).
+		q := `SELECT ` + projectCols + ` FROM projects WHERE status <> 'deleted' AND $1::bigint = 0`
+		if cursor != 0 {
+			q = `SELECT ` + projectCols + ` FROM projects WHERE change_xid >= $1 ORDER BY change_xid, id`
 		}
-		rows, err := tx.Query(ctx, q+` ORDER BY change_xid, id`, cursor)
+		rows, err := tx.Query(ctx, q, cursor)
 		if err != nil {
 			return err
 		}

@@ -156,9 +156,11 @@ func mustAffect(res sql.Result, err error, miss error) error {
 // cursor; cursor 0 reads every live project. The next cursor is the largest number read:
 // SQLite hands numbers out in commit order, so nothing below it can still appear.
 func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
-	q := `SELECT ` + projectCols + `, change_seq FROM projects WHERE change_seq > ?`
-	if cursor == 0 {
-		q += ` AND status <> 'deleted'`
+	// The first read is every live project, in no particular order: a plain scan of the
+	// table, not a walk of the change index (which would cost a lookup per row).
+	q := `SELECT ` + projectCols + `, change_seq FROM projects WHERE status <> 'deleted' AND ? = 0`
+	if cursor != 0 {
+		q = `SELECT ` + projectCols + `, change_seq FROM projects WHERE change_seq > ? ORDER BY change_seq`
 	}
 	out := engine.ProjectChanges{Cursor: cursor}
 	_, err := queryAll(ctx, s.db, func(sc scanner) (struct{}, error) {
@@ -169,7 +171,7 @@ func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (eng
 		out.Projects = append(out.Projects, p)
 		out.Cursor = max(out.Cursor, seq)
 		return struct{}{}, nil
-	}, q+` ORDER BY change_seq`, cursor)
+	}, q, cursor)
 	if err != nil {
 		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
 	}
