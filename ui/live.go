@@ -64,6 +64,9 @@ type liveState struct {
 	refreshAt  time.Time
 	// clockAt is when the next re-render for the clock is due (zero: none scheduled).
 	clockAt time.Time
+	// loadGCPercent, when not 0, is the GC percentage to go back to after the first list
+	// (Run lets the heap grow more while that one big read runs).
+	loadGCPercent int
 }
 
 func tick(d time.Duration, msg tea.Msg) tea.Cmd {
@@ -257,7 +260,15 @@ func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 		if msg.full {
 			// The first list's garbage (the store's rows) is most of what the process ever
 			// held; give it back now rather than keep it resident while idle.
-			cmds = append(cmds, func() tea.Msg { debug.FreeOSMemory(); return nil })
+			gcPercent := m.live.loadGCPercent
+			m.live.loadGCPercent = 0
+			cmds = append(cmds, func() tea.Msg {
+				if gcPercent != 0 {
+					debug.SetGCPercent(gcPercent)
+				}
+				debug.FreeOSMemory()
+				return nil
+			})
 		}
 	}
 	cmds = append(cmds, m.watch())

@@ -163,6 +163,15 @@ func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (eng
 		q = `SELECT ` + projectCols + `, change_seq FROM projects WHERE change_seq > ? ORDER BY change_seq`
 	}
 	out := engine.ProjectChanges{Cursor: cursor}
+	if cursor == 0 {
+		// A whole fleet: size the answer once rather than grow it a row at a time (a hint
+		// only; the count may be off by what changes meanwhile).
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM projects WHERE status <> 'deleted'`).Scan(&n); err != nil {
+			return engine.ProjectChanges{}, fmt.Errorf("count projects: %w", err)
+		}
+		out.Projects = make([]engine.Project, 0, n)
+	}
 	_, err := queryAll(ctx, s.db, func(sc scanner) (struct{}, error) {
 		p, seq, err := scanProjectSeq(sc)
 		if err != nil {
