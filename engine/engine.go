@@ -151,6 +151,13 @@ func (e *Engine) ProjectsChangedSince(ctx context.Context, cursor int64) (Projec
 	return ch, nil
 }
 
+// EventsShared reports whether Subscribe hears every process on the store (a notifier such as
+// Postgres LISTEN/NOTIFY), not only this one (the in-process Bus).
+func (e *Engine) EventsShared() bool {
+	_, local := e.notifier.(*Bus)
+	return !local
+}
+
 // Subscribe delivers status events (this process's and, with a shared notifier, every
 // engine's on the store) until ctx ends.
 func (e *Engine) Subscribe(ctx context.Context) (<-chan Event, error) {

@@ -142,6 +142,8 @@ func (f *fakeSource) Subscribe(context.Context) (<-chan engine.Event, error) {
 
 func (f *fakeSource) IdleTimeout() time.Duration { return 30 * time.Minute }
 
+func (f *fakeSource) EventsShared() bool { return false }
+
 func (f *fakeSource) Now() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -20,6 +20,9 @@ const (
 	// process's writes on an in-process bus (SQLite), activity. It is an indexed read that
 	// finds nothing while nothing changes, off the UI loop: the console renders nothing for it.
 	watchInterval = 500 * time.Millisecond
+	// sharedWatchInterval is the watcher's pace when events reach every process (Postgres):
+	// then it only catches what no event carries (activity), as the old 5 s reload did.
+	sharedWatchInterval = 5 * time.Second
 	// refreshInterval is the safety resync while the projects pane is on top: an incremental
 	// read, and the usage of the rows on screen read again (a container that died by itself).
 	refreshInterval = 30 * time.Second

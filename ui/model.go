@@ -77,6 +77,9 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 
 		lastContainer: map[string]string{},
 	}
+	if src.EventsShared() {
+		m.live.watchEvery = sharedWatchInterval
+	}
 	m.header.checked = m.live.checked
 	m.cmd.slugs = pp.slugsWithPrefix
 	m.cmd.containers = m.containerNames

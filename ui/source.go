@@ -26,6 +26,8 @@ type source interface {
 	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
 	// Subscribe delivers status events until ctx ends, then closes the channel.
 	Subscribe(ctx context.Context) (<-chan engine.Event, error)
+	// EventsShared is true when Subscribe hears every process on the store, not only this one.
+	EventsShared() bool
 	IdleTimeout() time.Duration
 	Now() time.Time
 

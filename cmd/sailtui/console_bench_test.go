@@ -44,7 +44,7 @@ var consoleBaseline = map[int]struct {
 }
 
 // seedSQLiteFleet writes n projects into the state directory's database in one transaction:
-// 80% active (seen within the last 20 minutes), 15% hibernated, 5% stopped.
+// 85% active (seen within the last 20 minutes), 15% hibernated.
 func seedSQLiteFleet(tb testing.TB, state string, n int) {
 	tb.Helper()
 	path := filepath.Join(state, "sailtui.db")
@@ -70,10 +70,7 @@ func seedSQLiteFleet(tb testing.TB, state string, n int) {
 	now := time.Now()
 	for i := range n {
 		status := "active"
-		switch {
-		case i%20 == 0:
-			status = "stopped"
-		case i%20 < 4:
+		if i%20 < 3 {
 			status = "hibernated"
 		}
 		last := now.Add(-time.Duration(i%1200) * time.Second).UnixMicro()
