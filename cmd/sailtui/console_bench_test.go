@@ -147,6 +147,7 @@ func BenchmarkConsoleFleet(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("build sailtui: %v: %s", err, out)
 	}
+	defer tmux("kill-server").Run()
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
 			for range b.N {
@@ -166,10 +167,10 @@ func startFleetConsole(b *testing.B, bin, state string, n int) (name string, pid
 	name = fmt.Sprintf("sailtui-bench-%d", time.Now().UnixNano())
 	cmdline := "env NO_COLOR=1 TERM=xterm-256color " + shellQuote(bin) + " --state-dir " + shellQuote(state)
 	start := time.Now()
-	if out, err := exec.Command("tmux", "new-session", "-d", "-s", name, "-x", "140", "-y", "40", cmdline).CombinedOutput(); err != nil {
+	if out, err := tmux("new-session", "-d", "-s", name, "-x", "140", "-y", "40", cmdline).CombinedOutput(); err != nil {
 		b.Fatalf("tmux new-session: %v: %s", err, out)
 	}
-	b.Cleanup(func() { _ = exec.Command("tmux", "kill-session", "-t", name).Run() })
+	b.Cleanup(func() { _ = tmux("kill-session", "-t", name).Run() })
 	marker := fmt.Sprintf("%d projects:", n)
 	for scr := ""; !strings.Contains(scr, marker); scr = tmuxCapture(name) {
 		if time.Since(start) > 60*time.Second {
@@ -178,7 +179,7 @@ func startFleetConsole(b *testing.B, bin, state string, n int) (name string, pid
 		time.Sleep(5 * time.Millisecond)
 	}
 	firstList = time.Since(start)
-	out, err := exec.Command("tmux", "display-message", "-p", "-t", name, "#{pane_pid}").Output()
+	out, err := tmux("display-message", "-p", "-t", name, "#{pane_pid}").Output()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,8 +190,17 @@ func startFleetConsole(b *testing.B, bin, state string, n int) (name string, pid
 	return name, pid, firstList
 }
 
+// benchTmux is the benchmark's own tmux server: other tests on the machine start and kill
+// sessions on the default one, and the last session's end takes that server down under a
+// new-session starting at the same time.
+var benchTmux = fmt.Sprintf("sailtui-bench-%d", os.Getpid())
+
+func tmux(args ...string) *exec.Cmd {
+	return exec.Command("tmux", append([]string{"-L", benchTmux}, args...)...)
+}
+
 func tmuxCapture(name string) string {
-	out, _ := exec.Command("tmux", "capture-pane", "-p", "-t", name).Output()
+	out, _ := tmux("capture-pane", "-p", "-t", name).Output()
 	return string(out)
 }
 
@@ -206,7 +216,7 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 		name, pid, d = startFleetConsole(b, bin, state, n)
 		starts = append(starts, d)
 		if i < 2 {
-			_ = exec.Command("tmux", "kill-session", "-t", name).Run()
+			_ = tmux("kill-session", "-t", name).Run()
 		}
 	}
 	firstList := pctDur(starts, 0.5)
@@ -229,7 +239,7 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 			k = "k"
 		}
 		t := time.Now()
-		if err := exec.Command("tmux", "send-keys", "-t", name, k).Run(); err != nil {
+		if err := tmux("send-keys", "-t", name, k).Run(); err != nil {
 			b.Fatal(err)
 		}
 		for capture() == before && time.Since(t) < 5*time.Second {
