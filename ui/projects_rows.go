@@ -41,9 +41,9 @@ func (t *interned[T]) id(v T) uint8 {
 	if t.idx == nil {
 		t.idx = map[T]uint8{}
 	}
-	if len(t.vals) == 255 {
-		// More than 255 kinds is not a fleet's statuses; keep the last slot for the rest.
-		return 254
+	if len(t.vals) >= 255 {
+		// More than 255 kinds is not a fleet's statuses: the rest read as unknown ("").
+		return 255
 	}
 	t.vals = append(t.vals, v)
 	t.idx[v] = uint8(len(t.vals) - 1)
