@@ -125,6 +125,7 @@ bench: tools
 	$(GO) test -run '^$$' -bench 'SweepWallTime' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'SnapshotPause' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/
+	$(GO) test -run '^$$' -bench 'ConsoleFleet' -benchtime 1x -timeout 20m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/

@@ -140,6 +140,24 @@ func (e *Engine) ListProjects(ctx context.Context, f ProjectFilter) ([]Project, 
 	return ps, nil
 }
 
+// ProjectsChangedSince is the incremental read of the projects list (Store.ListProjectsChangedSince):
+// cursor 0 lists every live project, an answer's Cursor then lists what changed after it,
+// deleted projects included so that a reader can drop them.
+func (e *Engine) ProjectsChangedSince(ctx context.Context, cursor int64) (ProjectChanges, error) {
+	ch, err := e.store.ListProjectsChangedSince(ctx, cursor)
+	if err != nil {
+		return ProjectChanges{}, fmt.Errorf("list changed projects: %w", err)
+	}
+	return ch, nil
+}
+
+// EventsShared reports whether Subscribe hears every process on the store (a notifier such as
+// Postgres LISTEN/NOTIFY), not only this one (the in-process Bus).
+func (e *Engine) EventsShared() bool {
+	_, local := e.notifier.(*Bus)
+	return !local
+}
+
 // Subscribe delivers status events (this process's and, with a shared notifier, every
 // engine's on the store) until ctx ends.
 func (e *Engine) Subscribe(ctx context.Context) (<-chan Event, error) {

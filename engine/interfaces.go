@@ -18,6 +18,11 @@ type Store interface {
 	// GetProject finds a project by id or by slug (a live project's slug wins over deleted ones).
 	GetProject(ctx context.Context, idOrSlug string) (Project, error)
 	ListProjects(ctx context.Context, f ProjectFilter) ([]Project, error)
+	// ListProjectsChangedSince is the incremental read of the projects list. Cursor 0 lists
+	// every live project; a cursor from an earlier answer lists every project whose record
+	// changed since that read (activity included), deleted ones too, so a reader can drop them.
+	// A project may come again without a change (reads overlap), never be missed.
+	ListProjectsChangedSince(ctx context.Context, cursor int64) (ProjectChanges, error)
 	// IdleProjects lists active projects held by no operation whose last activity is before
 	// idleBefore, oldest first, at most limit (0: no limit).
 	IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]Project, error)
@@ -110,6 +115,13 @@ type ProjectFilter struct {
 	Statuses       []ProjectStatus
 	IncludeDeleted bool
 	Owner          string
+}
+
+// ProjectChanges is one incremental read of the projects list.
+type ProjectChanges struct {
+	Projects []Project
+	// Cursor is opaque: the next read passes it to see only what changed after this one.
+	Cursor int64
 }
 
 // SnapshotFilter narrows ListSnapshots. Zero values match everything except deleted snapshots.

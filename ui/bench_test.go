@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -59,6 +60,7 @@ func benchModel(tb testing.TB, src *fakeSource) *model {
 	}
 	m := newModel(context.Background(), src, th, Options{Mode: "local", StoreName: "sqlite /var/lib/sailtui/sailtui.db", Location: time.UTC})
 	m.live.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
+	m.live.watchEvery = 0
 	return m
 }
 
@@ -372,5 +374,36 @@ func BenchmarkConsoleFirstFrame(b *testing.B) {
 		b.ReportMetric(float64(worst)/1e6, "max-ms")
 		fmt.Printf("first frame, 10,000 projects (%d starts): median %s, worst %s (goal < %s) %s\n",
 			len(samples), ms(med), ms(worst), ms(goalFirstFrame), verdict(worst < goalFirstFrame))
+	}
+}
+
+// BenchmarkConsoleRowsMemory: the heap the projects list holds per project once 10,000 and
+// 100,000 projects are loaded (the store's answer dropped), measured after a full GC.
+func BenchmarkConsoleRowsMemory(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("%dk", n/1000), func(b *testing.B) {
+			for range b.N {
+				m := benchModel(b, newFakeSource(nil))
+				m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				ps := genProjects(n)
+				for i := range ps {
+					// As a store gives them: distinct strings per row, a few owners.
+					ps[i].ID = fmt.Sprintf("%08x-0000-4000-8000-%012d", i, i)
+					ps[i].Owner = fmt.Sprintf("owner-%d", i%50)
+				}
+				m.onProjects(projectsLoadedMsg{ch: engine.ProjectChanges{Projects: ps, Cursor: 1}, full: true})
+				ps = nil
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				per := float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+				b.ReportMetric(per, "bytes/project")
+				fmt.Printf("projects list, %d projects: %.0f bytes per project on the heap (%.1f MiB), row struct %d bytes\n",
+					n, per, float64(after.HeapAlloc-before.HeapAlloc)/mib, unsafe.Sizeof(projectRow{}))
+				runtime.KeepAlive(m)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -32,6 +33,22 @@ type header struct {
 
 	events   eventsState
 	loadedAt time.Time
+	// checked is when the watcher last found the store unchanged (Unix nanoseconds; nil or
+	// 0: never): the list is as fresh as that.
+	checked *atomic.Int64
+}
+
+// refreshed is when the list was last known to be current.
+func (h *header) refreshed() time.Time {
+	t := h.loadedAt
+	if h.checked != nil {
+		if ns := h.checked.Load(); ns != 0 {
+			if c := time.Unix(0, ns); c.After(t) {
+				t = c
+			}
+		}
+	}
+	return t
 }
 
 func (h *header) setSize(w int) { h.w = w }
@@ -66,8 +83,8 @@ func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
 		state = th.Muted.Render("○ connecting")
 	}
 	right := state
-	if !h.loadedAt.IsZero() {
-		right = th.Muted.Render("refreshed "+ago(h.env.now, h.loadedAt)) + "  " + state
+	if at := h.refreshed(); !at.IsZero() {
+		right = th.Muted.Render("refreshed "+ago(h.env.now, at)) + "  " + state
 	}
 	// The event stream's state outranks the refresh age and the tail of a long store name.
 	l1 := spread(left.String(), right, h.w)

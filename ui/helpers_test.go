@@ -27,8 +27,11 @@ type fakeSource struct {
 	containers map[string][]engine.ContainerView
 	snapshots  map[string][]engine.Snapshot
 	listErr    error
-	subErr     error
-	events     chan engine.Event
+	// served is what the last read listed, cursor the last cursor given.
+	served map[string]engine.Project
+	cursor int64
+	subErr error
+	events chan engine.Event
 
 	listCalls      atomic.Int64
 	containerCalls atomic.Int64
@@ -65,14 +68,31 @@ func newFakeSource(ps []engine.Project) *fakeSource {
 	}
 }
 
-func (f *fakeSource) ListProjects(context.Context) ([]engine.Project, error) {
+// ProjectsChangedSince answers every read with every project (the contract allows reads to
+// overlap), plus a deleted record for each project the previous read gave that is gone since:
+// tests change f.projects at will and the console must follow.
+func (f *fakeSource) ProjectsChangedSince(_ context.Context, cursor int64) (engine.ProjectChanges, error) {
 	f.listCalls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.listErr != nil {
-		return nil, f.listErr
+		return engine.ProjectChanges{}, f.listErr
 	}
-	return append([]engine.Project(nil), f.projects...), nil
+	out := engine.ProjectChanges{Projects: append([]engine.Project(nil), f.projects...), Cursor: f.cursor + 1}
+	live := make(map[string]engine.Project, len(f.projects))
+	for _, p := range f.projects {
+		live[p.ID] = p
+	}
+	if cursor != 0 {
+		for id, p := range f.served {
+			if _, ok := live[id]; !ok {
+				p.Status = engine.StatusDeleted
+				out.Projects = append(out.Projects, p)
+			}
+		}
+	}
+	f.served, f.cursor = live, out.Cursor
+	return out, nil
 }
 
 func (f *fakeSource) Containers(_ context.Context, ref string) (engine.Project, []engine.ContainerView, error) {
@@ -121,6 +141,8 @@ func (f *fakeSource) Subscribe(context.Context) (<-chan engine.Event, error) {
 }
 
 func (f *fakeSource) IdleTimeout() time.Duration { return 30 * time.Minute }
+
+func (f *fakeSource) EventsShared() bool { return false }
 
 func (f *fakeSource) Now() time.Time {
 	f.mu.Lock()
@@ -498,6 +520,8 @@ func newHarness(t testing.TB, src *fakeSource, opts Options, noColor bool) *harn
 	h.m.live.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
 		return func() tea.Msg { return scheduledMsg{d: d, msg: msg} }
 	}
+	// Tests drive reads themselves; TestWatcherSeesOtherProcesses turns the watcher on.
+	h.m.live.watchEvery = 0
 	return h
 }
 

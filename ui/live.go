@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -12,11 +14,21 @@ import (
 
 const (
 	// reloadInterval coalesces bursts of events (a sweep hibernating hundreds of projects) into
-	// at most a few list reloads a second.
+	// at most a few incremental reads a second.
 	reloadInterval = 250 * time.Millisecond
-	// refreshInterval is the slow poll for what the notifier cannot tell: an in-process bus
-	// does not hear other processes, and ages and countdowns move on by themselves.
-	refreshInterval = 5 * time.Second
+	// watchInterval is how often the watcher asks the store for what no event told: another
+	// process's writes on an in-process bus (SQLite), activity. It is an indexed read that
+	// finds nothing while nothing changes, off the UI loop: the console renders nothing for it.
+	watchInterval = 500 * time.Millisecond
+	// sharedWatchInterval is the watcher's pace when events reach every process (Postgres):
+	// then it only catches what no event carries (activity), as the old 5 s reload did.
+	sharedWatchInterval = 5 * time.Second
+	// refreshInterval is the safety resync while the projects pane is on top: an incremental
+	// read, and the usage of the rows on screen read again (a container that died by itself).
+	refreshInterval = 30 * time.Second
+	// paneRefreshInterval is the resync while another pane is on top: those show the runtime's
+	// own state (containers, logs), which no store change announces.
+	paneRefreshInterval = 5 * time.Second
 	// resubscribeDelay paces reconnecting a notifier that failed or closed its stream.
 	resubscribeDelay = 3 * time.Second
 	// maxEventBatch bounds how many queued events one message carries.
@@ -30,11 +42,34 @@ type liveState struct {
 	pending bool
 	// scheduled is true while a reloadDueMsg is on its way.
 	scheduled bool
+	// cursor is where the next incremental read starts (0: nothing read yet, a full list).
+	cursor int64
 	// changed collects the projects named by events since the last reload.
 	changed map[string]bool
 	// after delivers msg once d has passed; tests replace it to see what was scheduled
 	// without waiting for it.
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
+
+	// watchEvery paces the watcher (0: no watcher, as in unit tests that drive reads
+	// themselves). The watcher runs from one load to the next: each load stops it and starts
+	// one from the new cursor (watchGen tells the stopped one's answer apart).
+	watchEvery time.Duration
+	watchGen   int
+	stopWatch  context.CancelFunc
+	// lastRead is the projects the last incremental read gave: a store may give them again
+	// (reads overlap), which is no news for the watcher.
+	lastRead []engine.Project
+	// checked is when the watcher last found the store unchanged (Unix nanoseconds), shared
+	// with its goroutine; the header's "refreshed" age counts from it.
+	checked *atomic.Int64
+	// refreshGen tells the current safety resync tick from one made stale by a pane change.
+	refreshGen int
+	refreshAt  time.Time
+	// clockAt is when the next re-render for the clock is due (zero: none scheduled).
+	clockAt time.Time
+	// loadGCPercent, when not 0, is the GC percentage to go back to after the first list
+	// (Run lets the heap grow more while that one big read runs).
+	loadGCPercent int
 }
 
 func tick(d time.Duration, msg tea.Msg) tea.Cmd {
@@ -43,8 +78,10 @@ func tick(d time.Duration, msg tea.Msg) tea.Cmd {
 
 type (
 	projectsLoadedMsg struct {
-		ps  []engine.Project
+		ch  engine.ProjectChanges
 		err error
+		// full is a load from cursor 0: the whole list, not changes to it.
+		full bool
 		// asked is when the load was asked for (the status line's rows are compared only
 		// with loads asked for after its message).
 		asked time.Time
@@ -57,25 +94,33 @@ type (
 		ch  <-chan engine.Event
 		evs []engine.Event
 	}
+	// watchedMsg is the watcher's news: the store changed (or could not be read).
+	watchedMsg struct {
+		gen int
+		err error
+	}
 	eventsClosedMsg struct{}
 	resubscribeMsg  struct{}
 	reloadDueMsg    struct{}
-	refreshTickMsg  struct{}
+	refreshTickMsg  struct{ gen int }
+	// clockMsg re-renders what the clock moved on (ages, countdowns); nothing is read.
+	clockMsg struct{}
 )
 
-// reload loads the projects list, or remembers to once the running load ends.
+// reload reads what changed since the last read (everything, the first time), or remembers
+// to once the running read ends.
 func (m *model) reload() tea.Cmd {
 	if m.live.loading {
 		m.live.pending = true
 		return nil
 	}
 	m.live.loading = true
-	ctx, src, asked := m.env.ctx, m.env.src, m.env.now
+	ctx, src, asked, cursor := m.env.ctx, m.env.src, m.env.now, m.live.cursor
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
-		ps, err := src.ListProjects(ctx)
-		return projectsLoadedMsg{ps: ps, err: err, asked: asked}
+		ch, err := src.ProjectsChangedSince(ctx, cursor)
+		return projectsLoadedMsg{ch: ch, err: err, full: cursor == 0, asked: asked}
 	}
 }
 
@@ -88,8 +133,75 @@ func (m *model) requestReload() tea.Cmd {
 	return m.live.after(reloadInterval, reloadDueMsg{})
 }
 
+// scheduleRefresh schedules the next safety resync, sooner while a pane other than projects
+// is on top.
 func (m *model) scheduleRefresh() tea.Cmd {
-	return m.live.after(refreshInterval, refreshTickMsg{})
+	d := refreshInterval
+	if m.top() != pane(m.projects) {
+		d = paneRefreshInterval
+	}
+	m.live.refreshGen++
+	m.live.refreshAt = m.env.now.Add(d)
+	return m.live.after(d, refreshTickMsg{gen: m.live.refreshGen})
+}
+
+// paneChanged brings the resync forward when a pane that shows runtime state came on top.
+func (m *model) paneChanged() tea.Cmd {
+	if m.top() != pane(m.projects) && m.live.refreshAt.After(m.env.now.Add(paneRefreshInterval)) {
+		return m.scheduleRefresh()
+	}
+	return nil
+}
+
+// watch starts the watcher from the current cursor, stopping the one before.
+func (m *model) watch() tea.Cmd {
+	if m.live.stopWatch != nil {
+		m.live.stopWatch()
+		m.live.stopWatch = nil
+	}
+	if m.live.watchEvery <= 0 || m.live.cursor == 0 {
+		return nil
+	}
+	ctx, stop := context.WithCancel(m.env.ctx)
+	m.live.stopWatch = stop
+	m.live.watchGen++
+	gen, every, src, cursor, known, checked := m.live.watchGen, m.live.watchEvery, m.env.src, m.live.cursor, m.live.lastRead, m.live.checked
+	return func() tea.Msg {
+		seen := make(map[string]engine.Project, len(known))
+		for _, p := range known {
+			seen[p.ID] = p
+		}
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+			}
+			rctx, cancel := context.WithTimeout(ctx, loadTimeout)
+			ch, err := src.ProjectsChangedSince(rctx, cursor)
+			cancel()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				return watchedMsg{gen: gen, err: fmt.Errorf("watch the projects list: %w", err)}
+			}
+			for _, p := range ch.Projects {
+				if o, ok := seen[p.ID]; !ok || !sameRecord(o, p) {
+					return watchedMsg{gen: gen}
+				}
+			}
+			checked.Store(time.Now().UnixNano())
+		}
+	}
+}
+
+// sameRecord reports whether two reads of a project found the same record.
+func sameRecord(a, b engine.Project) bool {
+	return a.Status == b.Status && a.OpID == b.OpID && a.StatusReason == b.StatusReason &&
+		a.UpdatedAt.Equal(b.UpdatedAt) && a.LastActivity.Equal(b.LastActivity) && a.OpHeartbeat.Equal(b.OpHeartbeat)
 }
 
 func (m *model) subscribe() tea.Cmd {
@@ -127,23 +239,47 @@ func waitEvents(ch <-chan engine.Event) tea.Cmd {
 
 func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 	m.live.loading = false
+	var cmds []tea.Cmd
 	if msg.err != nil {
 		m.setErr(msg.err)
 	} else {
-		m.projects.setProjects(msg.ps)
-		// A reload also sees hibernations the notifier did not carry (another process on an
+		ps := msg.ch.Projects
+		if msg.full {
+			m.projects.setProjects(ps)
+			// The full list is not kept: the rows hold what they show.
+			m.live.lastRead = nil
+		} else {
+			m.projects.applyChanges(ps)
+			m.live.lastRead = ps
+		}
+		m.live.cursor = msg.ch.Cursor
+		// A read also sees hibernations the notifier did not carry (another process on an
 		// in-process bus), and those from before the console started.
-		m.sweep.listed(msg.ps, m.env.now)
+		m.sweep.listed(ps, m.env.now)
 		m.header.loadedAt = m.env.now
-		if !m.status.rowLoaded(msg.ps, msg.asked) {
+		if !m.status.rowLoaded(ps, msg.full, msg.asked) {
 			m.status.over = true
 		}
+		if msg.full {
+			// The first list's garbage (the store's rows) is most of what the process ever
+			// held; give it back now rather than keep it resident while idle.
+			gcPercent := m.live.loadGCPercent
+			m.live.loadGCPercent = 0
+			cmds = append(cmds, func() tea.Msg {
+				if gcPercent != 0 {
+					debug.SetGCPercent(gcPercent)
+				}
+				debug.FreeOSMemory()
+				return nil
+			})
+		}
 	}
+	cmds = append(cmds, m.watch())
 	if m.live.pending {
 		m.live.pending = false
-		return m.requestReload()
+		cmds = append(cmds, m.requestReload())
 	}
-	return nil
+	return tea.Batch(cmds...)
 }
 
 func (m *model) updateLive(msg tea.Msg) tea.Cmd {
@@ -190,8 +326,24 @@ func (m *model) updateLive(msg tea.Msg) tea.Cmd {
 		changed := m.live.changed
 		m.live.changed = nil
 		return tea.Batch(m.refreshPanes(false, changed), m.reload())
+	case watchedMsg:
+		if msg.gen != m.live.watchGen {
+			return nil // from a watcher a load has replaced
+		}
+		m.live.stopWatch = nil
+		if msg.err != nil {
+			m.setErr(msg.err)
+			// The resync tick starts a new watcher through its load.
+			return nil
+		}
+		return m.reload()
 	case refreshTickMsg:
+		if msg.gen != 0 && msg.gen != m.live.refreshGen {
+			return nil // replaced by a sooner one when a pane came on top
+		}
 		return tea.Batch(m.refreshPanes(true, nil), m.reload(), m.scheduleRefresh())
+	case clockMsg:
+		m.live.clockAt = time.Time{}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -71,11 +72,15 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		projects: pp,
 		stack:    []pane{pp},
 		cmd:      newCmdline(e),
-		live:     liveState{after: tick},
+		live:     liveState{after: tick, watchEvery: watchInterval, checked: new(atomic.Int64)},
 		sweep:    sweepSeen{since: e.now},
 
 		lastContainer: map[string]string{},
 	}
+	if src.EventsShared() {
+		m.live.watchEvery = sharedWatchInterval
+	}
+	m.header.checked = m.live.checked
 	m.cmd.slugs = pp.slugsWithPrefix
 	m.cmd.containers = m.containerNames
 	e.after = func(d time.Duration, msg tea.Msg) tea.Cmd { return m.live.after(d, msg) }
@@ -95,7 +100,7 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.top() == pane(m.projects) && !m.showHelp {
 		cmd = tea.Batch(cmd, m.projects.usageCmd())
 	}
-	return m, cmd
+	return m, tea.Batch(cmd, m.paneChanged(), m.scheduleClock())
 }
 
 func (m *model) update(msg tea.Msg) tea.Cmd {

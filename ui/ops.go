@@ -278,7 +278,7 @@ func (s statusLine) shown(now time.Time) bool {
 
 // rowLoaded takes the project list a load asked for at asked found: the first one after the
 // error is its baseline; the row changing after it ends the message (false).
-func (s *statusLine) rowLoaded(ps []engine.Project, asked time.Time) (keep bool) {
+func (s *statusLine) rowLoaded(ps []engine.Project, full bool, asked time.Time) (keep bool) {
 	if s.project == "" || asked.Before(s.at) {
 		return true
 	}
@@ -292,8 +292,9 @@ func (s *statusLine) rowLoaded(ps []engine.Project, asked time.Time) (keep bool)
 		}
 		return p.Status == s.row.Status && p.UpdatedAt.Equal(s.row.UpdatedAt) && p.OpID == s.row.OpID
 	}
-	// The project is gone from the list (removed): so is what the error was about.
-	return !s.based
+	// Not in a full list: the project is gone (removed), and so is what the error was about.
+	// Not in an incremental read: its row did not change.
+	return !full || !s.based
 }
 
 func (s statusLine) view(e *env) string {

@@ -43,13 +43,6 @@ func newProjectsKeys() projectsKeys {
 	}
 }
 
-type projectRow struct {
-	p engine.Project
-	// hay is what the filter searches (slug, name, owner, status), lower-cased once per load
-	// rather than per keystroke.
-	hay []string
-}
-
 // projectsPane is the fleet: one row per live project.
 type projectsPane struct {
 	env     *env
@@ -58,8 +51,10 @@ type projectsPane struct {
 	w, h    int
 
 	loaded bool
-	// rows stay sorted by slug whatever the sort shown, for slug lookups and completion.
-	rows []projectRow
+	// rows stay sorted by slug whatever the sort shown, for slug lookups, completion and
+	// merging incremental reads.
+	rows   []projectRow
+	tables rowTables
 	// order is rows in the chosen sort (indexes into rows); shown is order filtered. Both are
 	// rebuilt only when the data, the sort or the filter change, never per frame or key.
 	order  []int
@@ -71,6 +66,8 @@ type projectsPane struct {
 	resorts int
 
 	filter filterBox
+	// drawn holds the rows on screen as last drawn, by project id.
+	drawn map[string]drawnRow
 
 	// usage is fetched for the rows on screen only; see usageCmd.
 	usage     map[string]usage
@@ -214,13 +211,13 @@ func (p *projectsPane) selected() (engine.Project, bool) {
 	if p.nav.cursor < 0 || p.nav.cursor >= len(p.shown) {
 		return engine.Project{}, false
 	}
-	return p.rows[p.shown[p.nav.cursor]].p, true
+	return p.tables.project(&p.rows[p.shown[p.nav.cursor]]), true
 }
 
 // selectID puts the cursor on a project when the filter shows it.
 func (p *projectsPane) selectID(id string) {
 	for i, ri := range p.shown {
-		if p.rows[ri].p.ID == id {
+		if p.rows[ri].id == id {
 			p.nav.selectIndex(i)
 			return
 		}
@@ -229,13 +226,13 @@ func (p *projectsPane) selectID(id string) {
 
 // bySlug finds a listed project by slug or id.
 func (p *projectsPane) bySlug(ref string) (engine.Project, bool) {
-	i, found := slices.BinarySearchFunc(p.rows, ref, func(r projectRow, s string) int { return cmp.Compare(r.p.Slug, s) })
+	i, found := slices.BinarySearchFunc(p.rows, ref, func(r projectRow, s string) int { return cmp.Compare(r.slug, s) })
 	if found {
-		return p.rows[i].p, true
+		return p.tables.project(&p.rows[i]), true
 	}
-	for _, r := range p.rows {
-		if r.p.ID == ref {
-			return r.p, true
+	for i := range p.rows {
+		if p.rows[i].id == ref {
+			return p.tables.project(&p.rows[i]), true
 		}
 	}
 	return engine.Project{}, false
@@ -243,48 +240,12 @@ func (p *projectsPane) bySlug(ref string) (engine.Project, bool) {
 
 // slugsWithPrefix lists up to limit slugs starting with prefix, for completion.
 func (p *projectsPane) slugsWithPrefix(prefix string, limit int) []string {
-	i, _ := slices.BinarySearchFunc(p.rows, prefix, func(r projectRow, s string) int { return cmp.Compare(r.p.Slug, s) })
+	i, _ := slices.BinarySearchFunc(p.rows, prefix, func(r projectRow, s string) int { return cmp.Compare(r.slug, s) })
 	var out []string
-	for ; i < len(p.rows) && len(out) < limit && strings.HasPrefix(p.rows[i].p.Slug, prefix); i++ {
-		out = append(out, p.rows[i].p.Slug)
+	for ; i < len(p.rows) && len(out) < limit && strings.HasPrefix(p.rows[i].slug, prefix); i++ {
+		out = append(out, p.rows[i].slug)
 	}
 	return out
-}
-
-// setProjects replaces the list after a load, keeping the cursor on the same project. It
-// returns the project that most recently went into hibernated since the previous load.
-func (p *projectsPane) setProjects(ps []engine.Project) {
-	keep, _ := p.selected()
-	old := make(map[string]engine.Project, len(p.rows))
-	for _, r := range p.rows {
-		old[r.p.ID] = r.p
-	}
-	rows := make([]projectRow, len(ps))
-	counts := map[engine.ProjectStatus]int{}
-	live := make(map[string]bool, len(ps))
-	for i, pr := range ps {
-		rows[i] = projectRow{p: pr, hay: []string{
-			strings.ToLower(pr.Slug), strings.ToLower(pr.Name), strings.ToLower(pr.Owner), string(pr.Status),
-		}}
-		counts[pr.Status]++
-		live[pr.ID] = true
-		// A project whose record changed may have started or stopped containers.
-		o, seen := old[pr.ID]
-		if seen && (o.Status != pr.Status || !o.UpdatedAt.Equal(pr.UpdatedAt)) {
-			p.invalidate(pr.ID)
-		}
-	}
-	for id := range p.usage {
-		if !live[id] {
-			delete(p.usage, id)
-		}
-	}
-	slices.SortFunc(rows, func(a, b projectRow) int {
-		return cmp.Or(cmp.Compare(a.p.Slug, b.p.Slug), cmp.Compare(a.p.ID, b.p.ID))
-	})
-	p.rows, p.counts, p.loaded = rows, counts, true
-	p.resort()
-	p.refilter(keep.ID)
 }
 
 // refilter rebuilds the shown rows from the sorted order; the cursor stays on keepID when it
@@ -292,7 +253,7 @@ func (p *projectsPane) setProjects(ps []engine.Project) {
 func (p *projectsPane) refilter(keepID string) {
 	p.shown = p.shown[:0]
 	for _, i := range p.order {
-		if p.filter.flt.match(p.rows[i].hay...) {
+		if p.tables.matches(p.filter.flt, &p.rows[i]) {
 			p.shown = append(p.shown, i)
 		}
 	}
@@ -301,7 +262,7 @@ func (p *projectsPane) refilter(keepID string) {
 		return
 	}
 	for i, ri := range p.shown {
-		if p.rows[ri].p.ID == keepID {
+		if p.rows[ri].id == keepID {
 			p.nav.selectIndex(i)
 			return
 		}
@@ -341,9 +302,8 @@ func (p *projectsPane) usageCmd() tea.Cmd {
 	start, end := p.nav.window()
 	var want []engine.Project
 	for _, i := range p.shown[start:end] {
-		r := p.rows[i]
-		if u, ok := p.usage[r.p.ID]; !ok || u.stale {
-			want = append(want, r.p)
+		if u, ok := p.usage[p.rows[i].id]; !ok || u.stale {
+			want = append(want, p.tables.project(&p.rows[i]))
 		}
 	}
 	if len(want) == 0 {
@@ -413,21 +373,57 @@ func (p *projectsPane) view() string {
 		lines = append(lines, th.Muted.Render("  no project matches "+p.filter.flt.describe()+"  (esc clears the filter)"))
 	}
 	start, end := p.nav.window()
+	drawn := make(map[string]drawnRow, end-start)
 	for vi := start; vi < end; vi++ {
-		r := p.rows[p.shown[vi]]
-		lines = append(lines, rowLine(th, p.cells(r.p), widths, vi == p.nav.cursor, p.w))
+		r := &p.rows[p.shown[vi]]
+		cells := p.cells(r)
+		// Styling is most of a frame's cost; a row that reads as it did is not styled again,
+		// so a frame for one countdown moving costs one row.
+		key := rowKey(cells, vi == p.nav.cursor)
+		d, ok := p.drawn[r.id]
+		if !ok || d.key != key || d.width != p.w {
+			d = drawnRow{key: key, width: p.w, line: rowLine(th, cells, widths, vi == p.nav.cursor, p.w)}
+		}
+		drawn[r.id] = d
+		lines = append(lines, d.line)
 	}
+	p.drawn = drawn
 	return block(lines, p.w, p.h)
 }
 
-func (p *projectsPane) cells(pr engine.Project) []cell {
-	th := p.env.theme
-	name := txt(pr.Slug, th.Value)
-	if pr.Name != "" && pr.Name != pr.Slug {
-		name = cell{{text: pr.Name, style: th.Value}, {text: "  " + pr.Slug, style: th.Muted}}
+// drawnRow is a row as last drawn: its line, and what it was drawn from.
+type drawnRow struct {
+	key   string
+	width int
+	line  string
+}
+
+// rowKey is what a row's line is drawn from: its cells' text (each text has one style) and
+// whether it is selected.
+func rowKey(cells []cell, selected bool) string {
+	var b strings.Builder
+	if selected {
+		b.WriteByte('>')
 	}
+	for _, c := range cells {
+		for _, sg := range c {
+			b.WriteString(sg.text)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	return b.String()
+}
+
+func (p *projectsPane) cells(r *projectRow) []cell {
+	th := p.env.theme
+	name := txt(r.slug, th.Value)
+	if r.name != "" && r.name != r.slug {
+		name = cell{{text: r.name, style: th.Value}, {text: "  " + r.slug, style: th.Muted}}
+	}
+	status := p.tables.status.get(r.status)
 	containers, snaps := txt("…", th.Muted), txt("…", th.Muted)
-	if u, ok := p.usage[pr.ID]; ok {
+	if u, ok := p.usage[r.id]; ok {
 		if u.err != nil {
 			containers, snaps = txt("?", th.Error), txt("?", th.Error)
 		} else {
@@ -437,21 +433,21 @@ func (p *projectsPane) cells(pr engine.Project) []cell {
 	}
 	return []cell{
 		name,
-		txt(string(pr.Status), th.Status(pr.Status)),
+		txt(string(status), th.Status(status)),
 		containers,
-		txt(ago(p.env.now, pr.LastActivity), th.Value),
-		p.hibernatesIn(pr),
+		txt(ago(p.env.now, fromMicros(r.lastActivity)), th.Value),
+		p.hibernatesIn(status, fromMicros(r.lastActivity)),
 		snaps,
 	}
 }
 
 // hibernatesIn is when the sweep will take an active project, by the idle timeout.
-func (p *projectsPane) hibernatesIn(pr engine.Project) cell {
+func (p *projectsPane) hibernatesIn(status engine.ProjectStatus, last time.Time) cell {
 	th := p.env.theme
-	if pr.Status != engine.StatusActive || pr.LastActivity.IsZero() || p.env.idle <= 0 {
+	if status != engine.StatusActive || last.IsZero() || p.env.idle <= 0 {
 		return txt("-", th.Muted)
 	}
-	left := pr.LastActivity.Add(p.env.idle).Sub(p.env.now)
+	left := last.Add(p.env.idle).Sub(p.env.now)
 	if left <= 0 {
 		return txt("due", th.Status(engine.StatusHibernating))
 	}

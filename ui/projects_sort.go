@@ -68,8 +68,8 @@ func (p *projectsPane) resort() {
 		return
 	}
 	keys := make([]rankKey, len(p.rows))
-	for i, r := range p.rows {
-		keys[i] = p.rank(r.p)
+	for i := range p.rows {
+		keys[i] = p.rank(&p.rows[i])
 	}
 	slices.SortFunc(p.order, func(a, b int) int {
 		ka, kb := keys[a], keys[b]
@@ -89,20 +89,21 @@ func (p *projectsPane) resort() {
 	})
 }
 
-func (p *projectsPane) rank(pr engine.Project) rankKey {
+func (p *projectsPane) rank(r *projectRow) rankKey {
+	status := p.tables.status.get(r.status)
 	switch p.sort.by {
 	case sortStatus:
-		return rankKey{v: int64(statusRank(pr.Status))}
+		return rankKey{v: int64(statusRank(status))}
 	case sortActivity:
 		// Ascending age is descending time.
-		return rankKey{missing: pr.LastActivity.IsZero(), v: -pr.LastActivity.UnixNano()}
+		return rankKey{missing: r.lastActivity == 0, v: -r.lastActivity}
 	case sortHibernates:
 		// The countdown is LastActivity + idle - now; with one idle timeout for all, ordering by
 		// LastActivity is the same order and does not go stale as the clock moves.
-		counts := pr.Status == engine.StatusActive && !pr.LastActivity.IsZero() && p.env.idle > 0
-		return rankKey{missing: !counts, v: pr.LastActivity.UnixNano()}
+		counts := status == engine.StatusActive && r.lastActivity != 0 && p.env.idle > 0
+		return rankKey{missing: !counts, v: r.lastActivity}
 	case sortSnapshots:
-		u, ok := p.usage[pr.ID]
+		u, ok := p.usage[r.id]
 		return snapshotRank(u, ok)
 	}
 	return rankKey{}

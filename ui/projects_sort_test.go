@@ -33,7 +33,7 @@ func sortFleet() *fakeSource {
 func slugOrder(h *harness) string {
 	var out []string
 	for _, i := range h.m.projects.shown {
-		out = append(out, h.m.projects.rows[i].p.Slug)
+		out = append(out, h.m.projects.rows[i].slug)
 	}
 	return strings.Join(out, " ")
 }
@@ -121,9 +121,15 @@ func TestProjectsSortIsCached(t *testing.T) {
 	if got := p.resorts - base; got != 1 {
 		t.Errorf("o re-sorted %d times, want 1", got)
 	}
+	// A read that changed nothing sorts nothing again; one that changed a row does.
+	h.send(reloadDueMsg{})
+	if got := p.resorts - base; got != 1 {
+		t.Errorf("a read with no change re-sorted (%d in all, want 1)", got)
+	}
+	h.src.setStatus("id-00003", engine.StatusHibernating)
 	h.send(reloadDueMsg{})
 	if got := p.resorts - base; got != 2 {
-		t.Errorf("a reload re-sorted %d times in all, want 2", got)
+		t.Errorf("a read with a changed row re-sorted %d times in all, want 2", got)
 	}
 
 	// Under the snapshots sort, new counts move rows; the same counts again do not.
@@ -133,7 +139,7 @@ func TestProjectsSortIsCached(t *testing.T) {
 	if got := p.resorts - base; got != 1 {
 		t.Errorf("a new snapshot count re-sorted %d times, want 1", got)
 	}
-	if got := p.rows[p.shown[0]].p.Slug; got != "proj-01999" {
+	if got := p.rows[p.shown[0]].slug; got != "proj-01999" {
 		t.Errorf("top of the snapshots sort is %s, want proj-01999 (5 snapshots)", got)
 	}
 	h.send(usageLoadedMsg{got: map[string]usage{"id-01999": {manual: 5}}})

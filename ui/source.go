@@ -13,8 +13,10 @@ import (
 // source is everything the console reads. The Engine provides it through engineSource; tests
 // feed fixed data through a fake, so no unit test needs a store or a runtime.
 type source interface {
-	// ListProjects lists the live projects.
-	ListProjects(ctx context.Context) ([]engine.Project, error)
+	// ProjectsChangedSince is the incremental read of the projects list
+	// (engine.Engine.ProjectsChangedSince): cursor 0 lists every live project, an answer's
+	// cursor then lists what changed after it, deleted projects included.
+	ProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error)
 	// Containers lists a project's containers with their runtime status (engine.Engine.Containers).
 	Containers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error)
 	// Usage measures what a project's running containers use (engine.Engine.Usage); the
@@ -24,6 +26,8 @@ type source interface {
 	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
 	// Subscribe delivers status events until ctx ends, then closes the channel.
 	Subscribe(ctx context.Context) (<-chan engine.Event, error)
+	// EventsShared is true when Subscribe hears every process on the store, not only this one.
+	EventsShared() bool
 	IdleTimeout() time.Duration
 	Now() time.Time
 
@@ -53,16 +57,8 @@ type source interface {
 	UndeleteProject(ctx context.Context, ref string) (engine.Project, error)
 }
 
-// engineSource adapts an Engine; everything but ListProjects, Subscribe and Now is the Engine's own.
+// engineSource adapts an Engine; everything but Subscribe, Now and Doctor is the Engine's own.
 type engineSource struct{ *engine.Engine }
-
-func (s engineSource) ListProjects(ctx context.Context) ([]engine.Project, error) {
-	ps, err := s.Engine.ListProjects(ctx, engine.ProjectFilter{})
-	if err != nil {
-		return nil, fmt.Errorf("list projects: %w", err)
-	}
-	return ps, nil
-}
 
 func (s engineSource) Subscribe(ctx context.Context) (<-chan engine.Event, error) {
 	return s.Engine.Subscribe(ctx)

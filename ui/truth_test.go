@@ -89,7 +89,7 @@ func TestDescribeRefreshes(t *testing.T) {
 	src.mu.Lock()
 	src.describeNote = "web exited(1)\n"
 	src.mu.Unlock()
-	src.setNow(t0.Add(refreshInterval))
+	src.setNow(t0.Add(paneRefreshInterval))
 	h.send(refreshTickMsg{})
 	if v := h.plainView(); !strings.Contains(v, "web exited(1)") || !strings.Contains(v, "as of 12:00:05") {
 		t.Errorf("the slow refresh did not read describe again:\n%s", v)

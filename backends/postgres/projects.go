@@ -139,3 +139,32 @@ func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error
 	}
 	return nil
 }
+
+// ListProjectsChangedSince reads the projects stamped (migration 0005) by a transaction no
+// older than cursor; cursor 0 reads every live project. The next cursor is the oldest
+// transaction still running when this read's snapshot was taken: every older one had ended,
+// so their writes are all in this read, while a younger one may commit after it and is read
+// again next time. Both queries share one snapshot (repeatable read).
+func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
+	var out engine.ProjectChanges
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint`).Scan(&out.Cursor); err != nil {
+			return err
+		}
+		// The first read is every live project, in no particular order (a plain scan).
+		q := `SELECT ` + projectCols + ` FROM projects WHERE status <> 'deleted' AND $1::bigint = 0`
+		if cursor != 0 {
+			q = `SELECT ` + projectCols + ` FROM projects WHERE change_xid >= $1 ORDER BY change_xid, id`
+		}
+		rows, err := tx.Query(ctx, q, cursor)
+		if err != nil {
+			return err
+		}
+		out.Projects, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Project, error) { return scanProject(r) })
+		return err
+	})
+	if err != nil {
+		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
+	}
+	return out, nil
+}

@@ -151,3 +151,68 @@ func mustAffect(res sql.Result, err error, miss error) error {
 	}
 	return nil
 }
+
+// ListProjectsChangedSince reads the projects whose change number (migration 0005) is above
+// cursor; cursor 0 reads every live project. The next cursor is the largest number read:
+// SQLite hands numbers out in commit order, so nothing below it can still appear.
+func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
+	out := engine.ProjectChanges{Cursor: cursor}
+	var rows *sql.Rows
+	var err error
+	if cursor == 0 {
+		// A whole fleet: size the answer once rather than grow it a row at a time (a hint
+		// only; the count may be off by what changes meanwhile). Then every live project, in
+		// no particular order: a plain scan of the table, not a walk of the change index
+		// (which would cost a lookup per row).
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM projects WHERE status <> 'deleted'`).Scan(&n); err != nil {
+			return engine.ProjectChanges{}, fmt.Errorf("count projects: %w", err)
+		}
+		out.Projects = make([]engine.Project, 0, n)
+		rows, err = s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects WHERE status <> 'deleted'`)
+	} else {
+		var st *sql.Stmt
+		if st, err = s.changedStmt(ctx); err == nil {
+			rows, err = st.QueryContext(ctx, cursor)
+		}
+	}
+	_, err = collect(rows, err, func(sc scanner) (struct{}, error) {
+		p, seq, err := scanProjectSeq(sc)
+		if err != nil {
+			return struct{}{}, err
+		}
+		out.Projects = append(out.Projects, p)
+		out.Cursor = max(out.Cursor, seq)
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
+	}
+	return out, nil
+}
+
+// changedStmt prepares the incremental read once.
+func (s *Store) changedStmt(ctx context.Context) (*sql.Stmt, error) {
+	s.changedMu.Lock()
+	defer s.changedMu.Unlock()
+	if s.changed == nil {
+		st, err := s.db.PrepareContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects
+			WHERE change_seq > ? ORDER BY change_seq`)
+		if err != nil {
+			return nil, err
+		}
+		s.changed = st
+	}
+	return s.changed, nil
+}
+
+// scanProjectSeq scans projectCols followed by change_seq.
+func scanProjectSeq(sc scanner) (engine.Project, int64, error) {
+	var seq int64
+	p, err := scanProject(scannerFunc(func(dest ...any) error { return sc.Scan(append(dest, &seq)...) }))
+	return p, seq, err
+}
+
+type scannerFunc func(dest ...any) error
+
+func (f scannerFunc) Scan(dest ...any) error { return f(dest...) }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	sqlitedrv "modernc.org/sqlite"
@@ -29,6 +30,11 @@ type Store struct {
 	// writeSem serialises this process's write transactions: goroutines queue on a channel
 	// instead of polling SQLite's busy handler. Other processes still wait on busy_timeout.
 	writeSem chan struct{}
+
+	// changed is the prepared incremental read: a console asks it twice a second, and
+	// preparing it each time was most of what an idle console's watcher cost.
+	changedMu sync.Mutex
+	changed   *sql.Stmt
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -158,6 +164,11 @@ func (s *Store) Describe() string { return "sqlite " + s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	s.changedMu.Lock()
+	if s.changed != nil {
+		_ = s.changed.Close()
+	}
+	s.changedMu.Unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite store %s: %w", s.path, err)
 	}

@@ -24,6 +24,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 	tests = append(tests, snapshotTests...)
 	tests = append(tests, journalTests...)
 	tests = append(tests, useTests...)
+	tests = append(tests, changeTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

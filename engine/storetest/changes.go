@@ -1,0 +1,163 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+var changeTests = []test{
+	{"ChangedSinceFirstReadIsLiveList", testChangedSinceFirstRead},
+	{"ChangedSinceSeesEveryWrite", testChangedSinceSeesEveryWrite},
+	{"ChangedSinceConvergesUnderWrites", testChangedSinceConverges},
+}
+
+// changes reads what changed since cursor, by id.
+func changes(t *testing.T, s engine.Store, cursor int64) (map[string]engine.Project, int64) {
+	t.Helper()
+	ch, err := s.ListProjectsChangedSince(t.Context(), cursor)
+	if err != nil {
+		t.Fatalf("ListProjectsChangedSince(%d): %v", cursor, err)
+	}
+	out := make(map[string]engine.Project, len(ch.Projects))
+	for _, p := range ch.Projects {
+		out[p.ID] = p
+	}
+	return out, ch.Cursor
+}
+
+// Cursor 0 is the list the console starts from: every live project, no deleted one.
+func testChangedSinceFirstRead(t *testing.T, s engine.Store) {
+	a := createActive(t, s, "a", t0)
+	b := createActive(t, s, "b", t0.Add(time.Minute))
+	gone := createActive(t, s, "gone", t0)
+	softDelete(t, s, gone)
+
+	got, cursor := changes(t, s, 0)
+	if len(got) != 2 {
+		t.Fatalf("first read lists %d projects, want a and b: %v", len(got), got)
+	}
+	checkProject(t, "a in the first read", got[a.ID], a)
+	checkProject(t, "b in the first read", got[b.ID], b)
+	if cursor == 0 {
+		t.Error("the first read's cursor is 0: the next read would list everything again")
+	}
+}
+
+// Every kind of write shows in the next read: a new project, a status change, activity, a
+// delete (as a deleted project, so a reader can drop it) and an undelete-like revival.
+func testChangedSinceSeesEveryWrite(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	a := createActive(t, s, "a", t0)
+	b := createActive(t, s, "b", t0)
+	_, cursor := changes(t, s, 0)
+
+	c := createActive(t, s, "c", t0)
+	got, cursor := changes(t, s, cursor)
+	if _, ok := got[c.ID]; !ok {
+		t.Errorf("a project created after the cursor is not in the read: %v", got)
+	}
+
+	noErr(t, "Touch", s.Touch(ctx, b.ID, t0.Add(time.Hour)))
+	got, cursor = changes(t, s, cursor)
+	if p, ok := got[b.ID]; !ok {
+		t.Errorf("activity after the cursor is not in the read: %v", got)
+	} else {
+		checkTime(t, "b's activity in the read", p.LastActivity, t0.Add(time.Hour))
+	}
+
+	op := newID()
+	if _, err := s.ClaimProject(ctx, a.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+		t.Fatal(err)
+	}
+	got, cursor = changes(t, s, cursor)
+	if p := got[a.ID]; p.Status != engine.StatusHibernating || p.OpID != op {
+		t.Errorf("a claim after the cursor reads as %+v, want hibernating held by %s", p, op)
+	}
+	if _, err := s.ReleaseProject(ctx, a.ID, engine.Release{OpID: op, To: engine.StatusDeleted, Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = changes(t, s, cursor)
+	if p, ok := got[a.ID]; !ok || p.Status != engine.StatusDeleted {
+		t.Errorf("a project deleted after the cursor reads as %+v (listed: %v), want it listed as deleted", p, ok)
+	}
+	// Whatever a read lists again without a change must be the project as it is now.
+	for id, p := range got {
+		checkProject(t, "a project read again", p, get(t, s, id))
+	}
+}
+
+// Writers race a reader that only ever reads what changed: once they stop, one more read
+// leaves the reader with exactly the store's list. A store whose change marks are not in
+// commit order loses writes here.
+func testChangedSinceConverges(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	const projects, writers, writes = 20, 6, 25
+	ps := make([]engine.Project, projects)
+	for i := range ps {
+		ps[i] = createActive(t, s, fmt.Sprintf("p%02d", i), t0)
+	}
+	view := map[string]engine.Project{}
+	merge := func(got map[string]engine.Project) {
+		for id, p := range got {
+			if p.Status == engine.StatusDeleted {
+				delete(view, id)
+			} else {
+				view[id] = p
+			}
+		}
+	}
+	got, cursor := changes(t, s, 0)
+	merge(got)
+
+	var wg sync.WaitGroup
+	errs := make([]error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range writes {
+				p := ps[(w*writes+j)%projects]
+				errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, t0.Add(time.Duration(w*writes+j+1)*time.Second)))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		ch, err := s.ListProjectsChangedSince(ctx, cursor)
+		if err != nil {
+			t.Fatalf("ListProjectsChangedSince(%d) during writes: %v", cursor, err)
+		}
+		for _, p := range ch.Projects {
+			merge(map[string]engine.Project{p.ID: p})
+		}
+		cursor = ch.Cursor
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("Touch: %v", err)
+	}
+	got, _ = changes(t, s, cursor)
+	merge(got)
+	want, err := s.ListProjects(ctx, engine.ProjectFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(view) != len(want) {
+		t.Fatalf("the reader holds %d projects, the store lists %d", len(view), len(want))
+	}
+	for _, p := range want {
+		if !sameTime(view[p.ID].LastActivity, p.LastActivity) {
+			t.Errorf("%s: the reader has activity %s, the store %s: a write was missed", p.Slug, view[p.ID].LastActivity, p.LastActivity)
+		}
+	}
+}

@@ -1,0 +1,213 @@
+package ui
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// changesSource answers incremental reads with exactly what a test queues, as a store would:
+// only the projects that changed, deleted ones as deleted records.
+type changesSource struct {
+	*fakeSource
+	mu      sync.Mutex
+	queue   []engine.ProjectChanges
+	cursors []int64
+}
+
+func (c *changesSource) ProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
+	if cursor == 0 {
+		return c.fakeSource.ProjectsChangedSince(ctx, 0)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cursors = append(c.cursors, cursor)
+	if len(c.queue) == 0 {
+		return engine.ProjectChanges{Cursor: cursor}, nil
+	}
+	ch := c.queue[0]
+	c.queue = c.queue[1:]
+	return ch, nil
+}
+
+// An incremental read changes only what it names: a status moves, a new project shows, a
+// deleted one goes, the rest keep their usage, and a read of nothing redraws nothing.
+func TestIncrementalReadMergesChanges(t *testing.T) {
+	ps := genProjects(4)
+	fake := newFakeSource(ps)
+	for _, p := range ps {
+		fake.containers[p.ID] = []engine.ContainerView{{Container: engine.Container{Name: "web"}, Status: engine.ContainerStatus{State: engine.ContainerRunning}}}
+	}
+	src := &changesSource{fakeSource: fake}
+	h := newHarness(t, fake, Options{}, true)
+	h.m.env.src = src
+	h.start(120, 24)
+	first := h.m.live.cursor
+	if first == 0 || !strings.Contains(h.plainView(), "4 projects:") {
+		t.Fatalf("first read: cursor %d, screen:\n%s", first, h.plainView())
+	}
+	calls := fake.containerCalls.Load()
+
+	b := ps[1]
+	b.Status, b.UpdatedAt = engine.StatusHibernated, b.UpdatedAt.Add(time.Minute)
+	gone := ps[0]
+	gone.Status = engine.StatusDeleted
+	added := engine.Project{ID: "id-new", Slug: "proj-new", Name: "proj-new", Status: engine.StatusActive, LastActivity: t0}
+	src.queue = append(src.queue, engine.ProjectChanges{Projects: []engine.Project{b, gone, added}, Cursor: first + 10})
+	h.send(reloadDueMsg{})
+
+	if len(src.cursors) != 1 || src.cursors[0] != first {
+		t.Errorf("the incremental read asked from %v, want [%d]", src.cursors, first)
+	}
+	if h.m.live.cursor != first+10 {
+		t.Errorf("cursor after the read is %d, want %d", h.m.live.cursor, first+10)
+	}
+	v := h.plainView()
+	if !strings.Contains(v, "4 projects:") || strings.Contains(v, gone.Slug) || !strings.Contains(v, "proj-new") {
+		t.Errorf("after a read deleting %s and adding proj-new:\n%s", gone.Slug, v)
+	}
+	if row := lineWith(v, b.Slug); !strings.Contains(row, "hibernated") {
+		t.Errorf("%s's row after its status changed: %q", b.Slug, row)
+	}
+	// Usage is read again for the changed and the new row, not for the two that did not change.
+	if got := fake.containerCalls.Load() - calls; got != 2 {
+		t.Errorf("the read refetched usage of %d projects, want 2 (the changed and the new one)", got)
+	}
+
+	resorts := h.m.projects.resorts
+	h.send(reloadDueMsg{}) // nothing queued: nothing changed
+	if h.m.projects.resorts != resorts {
+		t.Error("a read of no change re-sorted the list")
+	}
+	if got := h.m.projects.counts[engine.StatusHibernated]; got != 2 {
+		t.Errorf("header counts %d hibernated, want 2 (%v)", got, h.m.projects.counts)
+	}
+}
+
+func lineWith(screen, s string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+// The watcher reads the store off the UI loop and says something only when the store
+// changed: a process that hibernates a project without telling this console's bus.
+func TestWatcherSpeaksOnlyOfChanges(t *testing.T) {
+	ps := genProjects(3)
+	src := newFakeSource(ps)
+	h := newHarness(t, src, Options{}, true).start(120, 24)
+	h.wait = 200 * time.Millisecond // the watcher each load starts blocks
+	h.send(reloadDueMsg{})          // an incremental read: what it gave is no news for the watcher
+	h.m.live.watchEvery = 10 * time.Millisecond
+	got := make(chan tea.Msg, 1)
+	cmd := h.m.watch()
+	go func() { got <- cmd() }()
+
+	before := src.listCalls.Load()
+	select {
+	case msg := <-got:
+		t.Fatalf("the watcher spoke (%#v) though nothing changed", msg)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if n := src.listCalls.Load() - before; n < 5 {
+		t.Errorf("the watcher read the store %d times in 200 ms at 10 ms, want several", n)
+	}
+	src.setStatus(ps[2].ID, engine.StatusHibernated)
+	select {
+	case msg := <-got:
+		h.send(msg)
+	case <-time.After(time.Second):
+		t.Fatal("the watcher did not see a change within a second")
+	}
+	if row := lineWith(h.plainView(), ps[2].Slug); !strings.Contains(row, "hibernated") {
+		t.Errorf("after the watcher's news %s reads %q", ps[2].Slug, row)
+	}
+
+	// A load replaces the running watcher: the old one stops and its answer is ignored.
+	old := h.m.watch()
+	stopped := make(chan tea.Msg, 1)
+	go func() { stopped <- old() }()
+	h.send(reloadDueMsg{})
+	select {
+	case msg := <-stopped:
+		if msg != nil {
+			h.send(msg)
+			if h.m.live.loading {
+				t.Error("a replaced watcher's answer started a load")
+			}
+		}
+	case <-time.After(time.Second):
+		t.Fatal("a watcher kept running after a load replaced it")
+	}
+	h.m.live.stopWatch()
+}
+
+// The projects screen asks to be drawn again only when a text on it will read differently,
+// never sooner than a second apart, and not at all for rows off screen.
+func TestClockRedrawsOnlyWhenTextChanges(t *testing.T) {
+	ps := genProjects(200)
+	for i := range ps {
+		ps[i].Status = engine.StatusHibernated
+		ps[i].LastActivity = t0.Add(-3 * time.Hour)
+	}
+	// Off screen (the list is sorted by slug): a project that just became active.
+	ps[199].Status, ps[199].LastActivity = engine.StatusActive, t0.Add(-10*time.Second)
+	src := newFakeSource(ps)
+	h := newHarness(t, src, Options{}, true).start(120, 24)
+	h.m.sweep.lastAt = t0.Add(-2 * time.Hour)
+	h.m.status = statusLine{}
+	h.m.live.stopWatch = func() {} // a watcher runs: "refreshed just now" holds
+	h.m.live.clockAt = time.Time{}
+	next := h.m.nextClockChange()
+	// Every row on screen reads "3h ago" and "-", the status bar "2h ago": the next change
+	// is the next minute of those ages, not the second-by-second age of proj-00199.
+	if want := t0.Add(time.Minute); !next.Equal(want) {
+		t.Errorf("next redraw at %s, want %s (the screen's ages only change by the minute)", next, want)
+	}
+	h.press("G") // proj-00199 on screen: "10s ago" moves every second
+	if d := h.m.live.clockAt.Sub(h.m.env.now); d != minClock {
+		t.Errorf("with a second-by-second age on screen the redraw is due in %s, want %s", d, minClock)
+	}
+}
+
+// agoChange and countdownChange never let a text change before the redraw they ask for.
+func TestClockChangesAreNeverLate(t *testing.T) {
+	idle := 30 * time.Minute
+	for _, age := range []time.Duration{0, 3 * time.Second, 5 * time.Second, 59*time.Second + 999*time.Millisecond,
+		time.Minute, 90 * time.Second, 29*time.Minute + 30*time.Second, 30 * time.Minute, 2*time.Hour + 17*time.Second,
+		23*time.Hour + 59*time.Minute, 25 * time.Hour, 49*time.Hour + 3*time.Minute} {
+		last := t0.Add(-age)
+		if next := agoChange(t0, last); !next.After(t0) {
+			t.Errorf("age %s: next ago change %s is not after now", age, next)
+		} else {
+			for _, at := range []time.Time{t0.Add(next.Sub(t0) / 2), next.Add(-time.Nanosecond)} {
+				if ago(at, last) != ago(t0, last) {
+					t.Errorf("age %s: %q became %q at %s, before the redraw at %s", age, ago(t0, last), ago(at, last), at.Sub(t0), next.Sub(t0))
+				}
+			}
+		}
+		deadline := last.Add(idle)
+		text := func(now time.Time) string { return span(deadline.Sub(now).Truncate(time.Second)) }
+		next := countdownChange(t0, deadline)
+		if deadline.Sub(t0) <= 0 {
+			if !next.IsZero() {
+				t.Errorf("age %s: a due countdown asks for a redraw", age)
+			}
+			continue
+		}
+		for _, at := range []time.Time{t0.Add(next.Sub(t0) / 2), next.Add(-time.Nanosecond)} {
+			if at.After(t0) && text(at) != text(t0) {
+				t.Errorf("age %s: countdown %q became %q before the redraw", age, text(t0), text(at))
+			}
+		}
+	}
+}
