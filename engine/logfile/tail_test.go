@@ -64,4 +64,3 @@ func TestTailOffset(t *testing.T) {
 		}
 	}
 }
-
