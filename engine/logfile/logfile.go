@@ -28,9 +28,9 @@ const minMax = 4 << 10
 // Rotated is the path of the file before path.
 func Rotated(path string) string { return path + ".1" }
 
-// Writer appends lines to a kept log. When the current file reaches half the cap it becomes
-// the rotated file (replacing the one before), so both together stay under the cap (plus the
-// last write). Several writers (processes, even) may append to the same log: each write is one
+// Writer appends lines to a kept log. When a write would take the current file past half the
+// cap, the file becomes the rotated one first (replacing the one before), so both together
+// stay under the cap (a single write larger than half of it goes whole into a new file). Several writers (processes, even) may append to the same log: each write is one
 // O_APPEND write of whole lines, and rotation is serialised by a lock file beside the log.
 type Writer struct {
 	path string
@@ -82,21 +82,41 @@ func (w *Writer) Close() error {
 }
 
 func (w *Writer) write(b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
 	if err := w.current(); err != nil {
 		return fmt.Errorf("write log %s: %w", w.path, err)
 	}
-	n, err := w.f.Write(b)
-	w.size += int64(n)
-	if err != nil {
-		return fmt.Errorf("write log %s: %w", w.path, err)
-	}
-	if w.size >= w.max/2 {
-		if err := w.rotate(); err != nil {
-			return fmt.Errorf("rotate log %s: %w", w.path, err)
+	for len(b) > 0 {
+		piece := b
+		if room := w.max/2 - w.size; int64(len(piece)) > room {
+			// The whole lines that fit; none: a new file first, where a line longer than
+			// half the cap goes whole.
+			cut := -1
+			if room > 0 {
+				cut = bytes.LastIndexByte(piece[:room], '\n')
+			}
+			switch {
+			case cut >= 0:
+				piece = piece[:cut+1]
+			case w.size > 0:
+				if err := w.rotate(); err != nil {
+					return fmt.Errorf("rotate log %s: %w", w.path, err)
+				}
+				if err := w.current(); err != nil {
+					return fmt.Errorf("write log %s: %w", w.path, err)
+				}
+				continue
+			default:
+				if i := bytes.IndexByte(piece, '\n'); i >= 0 {
+					piece = piece[:i+1]
+				}
+			}
 		}
+		n, err := w.f.Write(piece)
+		w.size += int64(n)
+		if err != nil {
+			return fmt.Errorf("write log %s: %w", w.path, err)
+		}
+		b = b[len(piece):]
 	}
 	return nil
 }
@@ -132,7 +152,7 @@ func (w *Writer) rotate() error {
 		return err
 	}
 	defer unlock()
-	// Another writer may have rotated meanwhile: only a file still over the mark moves.
+	// Another writer may have rotated meanwhile: only the file this writer filled moves.
 	fi, err := os.Stat(w.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -140,7 +160,7 @@ func (w *Writer) rotate() error {
 		}
 		return err
 	}
-	if fi.Size() >= w.max/2 {
+	if cur, err := w.f.Stat(); err == nil && os.SameFile(cur, fi) {
 		if err := os.Rename(w.path, Rotated(w.path)); err != nil {
 			return err
 		}
