@@ -283,7 +283,7 @@ func TestInvariantPathsStayInside(t *testing.T) {
 func TestLogsKeptAcrossHibernation(t *testing.T) {
 	state := t.TempDir()
 	pt := openTest(t, state, "test-a")
-	enginetest.LogsAcrossHibernation(t, pt.eng, pt.objects, func(p engine.Project) []string {
+	enginetest.LogsAcrossHibernation(t, pt.eng, "chatty", pt.objects, func(p engine.Project) []string {
 		files, _ := filepath.Glob(filepath.Join(state, "logs", p.Slug, "*"))
 		return files
 	})

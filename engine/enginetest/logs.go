@@ -23,12 +23,12 @@ const logToken = "LOGTOKEN-42"
 // LogsAcrossHibernation checks that a container's log is kept across hibernate and wake, with
 // markers of what happened in between and the times the lines were written, that it is in no
 // snapshot archive (objects is the root of the directory object store the archives go to), and
-// that it goes with the project: keptLogs lists the files the runtime keeps the project's logs
+// that it goes with the project (named name): keptLogs lists the files the runtime keeps the project's logs
 // in, read behind the engine's back.
-func LogsAcrossHibernation(t *testing.T, eng *engine.Engine, objects string, keptLogs func(engine.Project) []string) {
+func LogsAcrossHibernation(t *testing.T, eng *engine.Engine, name, objects string, keptLogs func(engine.Project) []string) {
 	t.Helper()
 	ctx := t.Context()
-	p := NewProject(t, eng, "chatty")
+	p := NewProject(t, eng, name)
 	if _, err := eng.AddContainer(ctx, p.Slug, engine.ContainerSpec{Name: "app", Directory: ".", Command: `echo "LOGTOKEN-$((6*7)) run"; exec sleep 600`}); err != nil {
 		t.Fatal(err)
 	}
