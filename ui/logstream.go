@@ -86,8 +86,8 @@ func (f *logFeed) end(err error) {
 
 // logBatchMsg carries what a stream delivered since the last batch.
 type logBatchMsg struct {
-	to      *logsPane
-	gen     int
+	to    *logsPane
+	gen   int
 	lines []string
 	// times are the lines' own times, as the runtime recorded them (zero, or missing past
 	// the end: none, the console's time of arrival stands in).
