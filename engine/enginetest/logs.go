@@ -47,10 +47,15 @@ func LogsAcrossHibernation(t *testing.T, eng *engine.Engine, name, objects strin
 	if err != nil {
 		t.Fatal(err)
 	}
+	checked := false
 	for _, s := range snap {
 		if s.ID == hp.HibernationSnapshot {
 			archiveHoldsNoLog(t, objects, s)
+			checked = true
 		}
+	}
+	if !checked {
+		t.Fatalf("hibernation snapshot %q not in the timeline %+v", hp.HibernationSnapshot, snap)
 	}
 	if _, err := eng.Wake(ctx, p.Slug); err != nil {
 		t.Fatalf("wake: %v", err)
