@@ -90,34 +90,24 @@ func TestLogsPaneSaysContainerState(t *testing.T) {
 	if v := h.plainView(); !strings.Contains(v, "● streaming") {
 		t.Fatalf("a running container's log is not streaming:\n%s", v)
 	}
-	setBackend := func(st engine.ContainerStatus) {
+	for _, step := range []struct {
+		project engine.ProjectStatus
+		state   engine.ContainerStatus
+		want    string
+	}{
+		{engine.StatusActive, engine.ContainerStatus{State: engine.ContainerStopped}, "■ stopped"},
+		{engine.StatusActive, engine.ContainerStatus{State: engine.ContainerExited, ExitCode: 3}, "✗ exited (3)"},
+		{engine.StatusHibernated, engine.ContainerStatus{State: engine.ContainerStopped}, "◼ hibernated"},
+		{engine.StatusActive, engine.ContainerStatus{State: engine.ContainerRunning}, "● streaming"},
+	} {
 		src.mu.Lock()
-		src.containers[p.ID][0].Status = st
+		src.projects[0].Status = step.project
+		src.containers[p.ID][0].Status = step.state
 		src.mu.Unlock()
-	}
-	setBackend(engine.ContainerStatus{State: engine.ContainerStopped})
-	h.send(refreshTickMsg{})
-	if v := h.plainView(); !strings.Contains(v, "■ stopped") || strings.Contains(v, "streaming") {
-		t.Errorf("stopped container:\n%s", v)
-	}
-	setBackend(engine.ContainerStatus{State: engine.ContainerExited, ExitCode: 3})
-	h.send(refreshTickMsg{})
-	if v := h.plainView(); !strings.Contains(v, "✗ exited (3)") {
-		t.Errorf("exited container:\n%s", v)
-	}
-	src.mu.Lock()
-	src.projects[0].Status = engine.StatusHibernated
-	src.mu.Unlock()
-	h.send(refreshTickMsg{})
-	if v := h.plainView(); !strings.Contains(v, "◼ hibernated") {
-		t.Errorf("hibernated project:\n%s", v)
-	}
-	src.mu.Lock()
-	src.projects[0].Status = engine.StatusActive
-	src.mu.Unlock()
-	setBackend(engine.ContainerStatus{State: engine.ContainerRunning})
-	h.send(refreshTickMsg{})
-	if v := h.plainView(); !strings.Contains(v, "● streaming") {
-		t.Errorf("running again:\n%s", v)
+		h.send(refreshTickMsg{})
+		v := h.plainView()
+		if !strings.Contains(v, step.want) || (step.want != "● streaming" && strings.Contains(v, "streaming")) {
+			t.Errorf("%s, container %s: want %q:\n%s", step.project, step.state.State, step.want, v)
+		}
 	}
 }

@@ -8,11 +8,10 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-// logs -t prints the time each line was written (issue 17, item 3), also for lines read long
-// after; plain logs print the lines as written, with the markers of the container's stops,
-// starts and the project's hibernation (item 4), whose log outlives the hibernation.
-func TestCLILogsTimesAndMarkers(t *testing.T) {
-	c := newCLI(t)
+// startClock makes project clock with container tick, which prints one, then two 1.5s later,
+// and waits for both in its log.
+func startClock(t *testing.T, c *cli) {
+	t.Helper()
 	c.ok("project", "create", "clock")
 	c.ok("container", "add", "clock", "tick", "--dir", ".", "--command", `echo one; sleep 1.5; echo two; exec sleep 600`)
 	c.ok("project", "start", "clock")
@@ -20,8 +19,16 @@ func TestCLILogsTimesAndMarkers(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no second line: %q", c.ok("logs", "clock", "tick"))
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// logs -t prints the time each line was written (issue 17, item 3), also for lines read long
+// after; plain logs print the lines as written, with the markers of the container's stops,
+// starts and the project's hibernation (item 4), whose log outlives the hibernation.
+func TestCLILogsTimesAndMarkers(t *testing.T) {
+	c := newCLI(t)
+	startClock(t, c)
 	time.Sleep(time.Second)
 	out := c.ok("logs", "clock", "tick", "--timestamps")
 	times := map[string]time.Time{}

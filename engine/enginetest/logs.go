@@ -1,17 +1,11 @@
 package enginetest
 
 import (
-	"archive/tar"
 	"bytes"
-	"errors"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -152,36 +146,16 @@ func wantInOrder(t *testing.T, lines []timedLine, want ...string) {
 // archiveHoldsNoLog reads a snapshot's archive: no entry is a log, none holds the log's token.
 func archiveHoldsNoLog(t *testing.T, objects string, s engine.Snapshot) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(objects, filepath.FromSlash(s.Location)))
-	if err != nil {
-		t.Fatalf("open archive of %s: %v", s.ID, err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	entries := 0
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("read archive of %s: %v", s.ID, err)
-		}
-		entries++
-		b, err := io.ReadAll(tr)
+	n := eachArchived(t, objects, s, func(name string, r io.Reader) {
+		b, err := io.ReadAll(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.HasSuffix(h.Name, ".log") || strings.Contains(h.Name, ".log.") || bytes.Contains(b, []byte(logToken)) {
-			t.Errorf("snapshot %s holds a log: entry %s", s.ID, h.Name)
+		if strings.HasSuffix(name, ".log") || strings.Contains(name, ".log.") || bytes.Contains(b, []byte(logToken)) {
+			t.Errorf("snapshot %s holds a log: entry %s", s.ID, name)
 		}
-	}
-	if entries == 0 {
+	})
+	if n == 0 {
 		t.Fatalf("snapshot %s's archive has no entries: nothing was checked", s.ID)
 	}
 }
