@@ -50,8 +50,8 @@ func ParseLogLine(line []byte) (at time.Time, text []byte, ok bool) {
 	i := bytes.IndexByte(line, ' ')
 	// The shortest RFC 3339 time is 20 bytes (no fraction, Z); the longest is a few more than
 	// the layout.
-	if i < 20 || i > len(LogTimeLayout)+6 {
-		return time.Time{}, line, false
+	if i < 20 || i > len(LogTimeLayout)+6 || line[4] != '-' || line[7] != '-' || line[10] != 'T' {
+		return time.Time{}, line, false // cheap: most lines are not near a time
 	}
 	t, err := time.Parse(time.RFC3339Nano, string(line[:i]))
 	if err != nil {
