@@ -225,7 +225,8 @@ func (r *Runtime) mark(p engine.Project, name, what string) {
 	}
 }
 
-// MarkLog implements engine.LogKeeper.
+// MarkLog implements engine.LogKeeper. A container without a kept log (it never ran, or has
+// not stopped yet) gets none.
 func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("mark logs: %w", err)
@@ -237,7 +238,11 @@ func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Con
 		if err := engine.CheckContainerName(c.Name); err != nil {
 			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 		}
-		if err := logfile.Mark(r.logPath(p, c.Name), r.logMax(), what); err != nil {
+		path := r.logPath(p, c.Name)
+		if _, err := os.Stat(path); err != nil {
+			continue // a container that never ran has no log to mark
+		}
+		if err := logfile.Mark(path, r.logMax(), what); err != nil {
 			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 		}
 	}

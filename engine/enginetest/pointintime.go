@@ -72,6 +72,17 @@ func PointInTimeProject(t *testing.T, eng *engine.Engine, dirs ProjectDirs, name
 		t.Fatal(err)
 	}
 	WaitWriter(t, dirs, p, 20*time.Second)
+	// Until its first round has written z too, a snapshot may find a without z: that is a
+	// moment of the tree, but not one the check below can tell from a torn walk.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := os.Stat(filepath.Join(dir, "z")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer container never wrote z")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	return p
 }
 
