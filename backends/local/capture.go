@@ -192,20 +192,15 @@ func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Con
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("mark logs: %w", err)
 	}
-	if err := os.MkdirAll(r.logDir(p.Slug), 0o700); err != nil {
-		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-	}
+	paths := make([]string, 0, len(cs))
 	for _, c := range cs {
 		if err := hostfs.CheckName("container name", c.Name); err != nil {
 			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 		}
-		path := r.logPath(p.Slug, c.Name)
-		if _, err := os.Stat(path); err != nil {
-			continue // a container that never ran has no log to mark
-		}
-		if err := logfile.Mark(path, r.logMax(), what); err != nil {
-			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-		}
+		paths = append(paths, r.logPath(p.Slug, c.Name))
+	}
+	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
+		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 	}
 	return nil
 }

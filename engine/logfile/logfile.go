@@ -175,6 +175,20 @@ func Mark(path string, limit int64, what string) error {
 	return w.Mark(time.Now(), what)
 }
 
+// MarkExisting appends the marker what, timed now, to each log of paths that exists: a log
+// that is not there (its container never ran) gets none, rather than a file of markers.
+func MarkExisting(paths []string, limit int64, what string) error {
+	for _, path := range paths {
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		if err := Mark(path, limit, what); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Remove deletes the log at path with its rotated file and lock.
 func Remove(path string) error {
 	var errs []error
