@@ -122,6 +122,7 @@ func (e *Engine) tearDown(ctx context.Context, o *op, p Project, cs []Container,
 	if err := o.step(ctx, "torn-down"); err != nil {
 		return o.p, err
 	}
+	e.markLogs(ctx, p, cs, LogMarkHibernated)
 	done, err := o.finish(ctx, Release{To: StatusHibernated, SetHibernationSnapshot: true, HibernationSnapshot: snap.ID}, OpDone, nil)
 	if err == nil {
 		e.rotate(ctx, done, SnapshotHibernation, e.cfg.KeepAutoSnapshots)
@@ -250,6 +251,13 @@ func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) 
 	p := o.p
 	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
 		e.log.Warn("touch after restore", "project", p.Slug, "err", err)
+	}
+	if cs, err := e.runningContainers(ctx, p.ID); err == nil {
+		what := LogMarkWoke
+		if o.rec.Kind != OpWake {
+			what = LogMarkRestored
+		}
+		e.markLogs(ctx, p, cs, what)
 	}
 	progressFor(ctx, p.ID, o.rec.Kind)(Progress{Phase: "start"})
 	startErr := e.startAll(ctx, p)

@@ -278,3 +278,13 @@ func TestInvariantPathsStayInside(t *testing.T) {
 		t.Fatalf("file outside the project changed: %q", b)
 	}
 }
+
+// A container's log outlives hibernation, is in no snapshot and goes with the project.
+func TestLogsKeptAcrossHibernation(t *testing.T) {
+	state := t.TempDir()
+	pt := openTest(t, state, "test-a")
+	enginetest.LogsAcrossHibernation(t, pt.eng, "chatty", pt.objects, func(p engine.Project) []string {
+		files, _ := filepath.Glob(filepath.Join(state, "logs", p.Slug, "*"))
+		return files
+	})
+}

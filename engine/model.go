@@ -411,6 +411,10 @@ type LogOptions struct {
 	Follow bool
 	// Tail is the number of last lines to start with; 0 means all, negative means none.
 	Tail int
+	// Timestamps puts the time each line was written in front of it (LogTimeLayout, then a
+	// space; ParseLogLine splits it off): the runtime's own record of the time, not the time
+	// the line was read.
+	Timestamps bool
 }
 
 // Event is a status change published through the Notifier.

@@ -540,6 +540,7 @@ func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
 			return o.p, err
 		}
 	}
+	e.dropLogs(ctx, p)
 	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
 	if err != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: "could not retire snapshots"}, OpFailed, fmt.Errorf("delete %s: %w", p.Slug, err))

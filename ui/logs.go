@@ -104,13 +104,17 @@ type logsPane struct {
 	feed      *logFeed
 	state     streamState
 	err       error
-	lastLine  time.Time // when the last line came (zero: none yet); kept across reconnects
+	lastLine  time.Time // when the last line was written (zero: none yet); kept across reconnects
 	openedAt  time.Time // when the current connection opened
 	checked   time.Time // when a silent stream was last reconnected to prove it alive
 	retries   int
 	retryAt   time.Time
 	dedupe    bool // the next batch repeats the tail of the last stream
 	reconnect bool // a reconnect is scheduled
+
+	// cstat is the container's state as last read (logs_status.go), statGate its loads.
+	cstat    logStatus
+	statGate loadGate
 
 	searching bool
 	input     textinput.Model
@@ -189,7 +193,9 @@ func (l *logsPane) setSize(w, h int) {
 	l.filter.setWidth(w)
 }
 
-func (l *logsPane) open() tea.Cmd { return l.connect(tailSizes[l.tailIdx], false, true) }
+func (l *logsPane) open() tea.Cmd {
+	return tea.Batch(l.connect(tailSizes[l.tailIdx], false, true), l.loadStatus())
+}
 
 func (l *logsPane) close() {
 	if l.cancel != nil {
@@ -231,19 +237,29 @@ func (l *logsPane) apply(m logBatchMsg) tea.Cmd {
 		return nil // from a stream already replaced
 	}
 	from := l.ring.end()
-	lines := m.lines
+	lines, times := m.lines, m.times
 	if l.dedupe && len(lines) > 0 {
 		lines = l.skipSeen(lines)
+		times = times[min(len(m.lines)-len(lines), len(times)):]
 		l.dedupe = false
 	}
 	now := l.env.now
-	for _, s := range lines {
-		l.ring.push(logLine{text: s, at: now})
+	for i, s := range lines {
+		at := now
+		if i < len(times) && !times[i].IsZero() {
+			at = times[i] // the runtime's record of when the line was written
+		}
+		l.ring.push(logLine{text: s, at: at})
 	}
 	l.index(from)
 	l.dropped += m.dropped
 	if len(lines) > 0 {
-		l.lastLine = now
+		// Quiet counts from when the last line was written (a backlog's last line may be
+		// hours old), never from the future a skewed clock may give.
+		l.lastLine = l.ring.at(l.ring.end() - 1).at
+		if l.lastLine.After(now) {
+			l.lastLine = now
+		}
 		l.retries = 0
 	}
 	if m.opened && l.state == streamConnecting {
@@ -318,8 +334,17 @@ func (l *logsPane) scheduleReconnect() tea.Cmd {
 	return l.env.after(d, logReconnectMsg{to: l, gen: l.gen})
 }
 
-// refresh is the slow tick: a following stream silent for stallAfter is reconnected.
-func (l *logsPane) refresh(force bool, _ map[string]bool) tea.Cmd {
+// refresh is the slow tick and the project's events: the container's state is read again,
+// and a following stream silent for stallAfter is reconnected.
+func (l *logsPane) refresh(force bool, changed map[string]bool) tea.Cmd {
+	var status tea.Cmd
+	if force || changed[l.proj.ID] {
+		status = l.loadStatus()
+	}
+	return tea.Batch(status, l.checkStall(force))
+}
+
+func (l *logsPane) checkStall(force bool) tea.Cmd {
 	if !force || !l.follow || l.state != streamOpen {
 		return nil
 	}

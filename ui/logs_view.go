@@ -7,9 +7,26 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
-const stampLayout = "15:04:05.000 "
+const (
+	stampLayout = "15:04:05.000 "
+	// stampDayLayout is for a line from another day than today (a log kept across a
+	// hibernation): the time of day alone would mislead.
+	stampDayLayout = "Jan 02 15:04:05.000 "
+)
+
+// stamp is a line's time as the pane shows it: the time of day, with the date when that is
+// not today.
+func (l *logsPane) stamp(at time.Time) string {
+	at, now := at.In(l.env.loc), l.env.now.In(l.env.loc)
+	if y, m, d := at.Date(); y != now.Year() || m != now.Month() || d != now.Day() {
+		return at.Format(stampDayLayout)
+	}
+	return at.Format(stampLayout)
+}
 
 func (l *logsPane) view() string {
 	lines := make([]string, 0, l.h)
@@ -61,14 +78,14 @@ func (l *logsPane) renderLine(ln logLine, current bool) []string {
 		prefix = th.Match.Render(strings.TrimSpace(selMarker)) + " "
 	}
 	if l.stamps {
-		prefix += th.LogTime.Render(ln.at.In(l.env.loc).Format(stampLayout))
+		prefix += th.LogTime.Render(l.stamp(ln.at))
 	}
 	hl := l.highlight
 	if current {
 		hl = l.highlightCurrent
 	}
 	avail := max(l.w-width(prefix), 1)
-	if ln.marker {
+	if ln.marker || engine.IsLogMarker(ln.text) {
 		return []string{prefix + th.LogMarker.Render(ansi.Truncate(ln.text, avail, "…"))}
 	}
 	if !l.wrap {
@@ -126,7 +143,11 @@ func (l *logsPane) statusView() string {
 	case streamConnecting:
 		state, st = "◌ connecting", th.StreamWarn
 	case streamOpen:
-		// Quiet counts from the last line received, not from the pane's opening.
+		if s, style, ok := l.notRunning(); ok {
+			state, st = s, style
+			break
+		}
+		// Quiet counts from when the last line was written, not from the pane's opening.
 		switch quiet := now.Sub(l.lastLine); {
 		case l.lastLine.IsZero() && now.Sub(l.openedAt) >= quietAfter:
 			state, st = "◌ quiet: no line received yet", th.StreamWarn
@@ -137,6 +158,9 @@ func (l *logsPane) statusView() string {
 		}
 	case streamEnded:
 		state, st = "■ stream ended", th.StreamWarn
+		if s, style, ok := l.notRunning(); ok {
+			state, st = s+", stream ended", style
+		}
 	case streamFailed:
 		state, st = "✗ stream failed: "+sanitize(errText(l.err)), th.StreamBad
 	}

@@ -31,8 +31,10 @@ const (
 // lines: if the console falls behind, the oldest unread lines are dropped (and counted)
 // rather than the reader blocking or memory growing.
 type logFeed struct {
-	mu       sync.Mutex
-	pending  []string
+	mu      sync.Mutex
+	pending []string
+	// times are the pending lines' own times (zero: the line came without one).
+	times    []time.Time
 	capacity int
 	dropped  int
 	opened   bool
@@ -52,15 +54,17 @@ func (f *logFeed) signal() {
 	}
 }
 
-func (f *logFeed) add(lines []string) {
+func (f *logFeed) add(lines []string, times []time.Time) {
 	f.mu.Lock()
 	f.pending = append(f.pending, lines...)
+	f.times = append(f.times, times...)
 	if over := len(f.pending) - f.capacity; over > 0 {
 		f.dropped += over
 		// Copy down rather than reslice, so the backing array does not creep forward forever.
 		n := copy(f.pending, f.pending[over:])
 		clear(f.pending[n:])
 		f.pending = f.pending[:n]
+		f.times = f.times[:copy(f.times, f.times[over:])]
 	}
 	f.mu.Unlock()
 	f.signal()
@@ -82,9 +86,12 @@ func (f *logFeed) end(err error) {
 
 // logBatchMsg carries what a stream delivered since the last batch.
 type logBatchMsg struct {
-	to      *logsPane
-	gen     int
-	lines   []string
+	to    *logsPane
+	gen   int
+	lines []string
+	// times are the lines' own times, as the runtime recorded them (zero, or missing past
+	// the end: none, the console's time of arrival stands in).
+	times   []time.Time
 	dropped int
 	opened  bool
 	ended   bool
@@ -97,8 +104,8 @@ func (m logBatchMsg) deliver() tea.Cmd { return m.to.apply(m) }
 func (f *logFeed) take(to *logsPane, gen int) logBatchMsg {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	m := logBatchMsg{to: to, gen: gen, lines: f.pending, dropped: f.dropped, opened: f.opened, ended: f.ended, err: f.err}
-	f.pending, f.dropped = nil, 0
+	m := logBatchMsg{to: to, gen: gen, lines: f.pending, times: f.times, dropped: f.dropped, opened: f.opened, ended: f.ended, err: f.err}
+	f.pending, f.times, f.dropped = nil, nil, 0
 	return m
 }
 
@@ -123,7 +130,9 @@ func (f *logFeed) wait(ctx context.Context, to *logsPane, gen int) tea.Cmd {
 }
 
 // readLog copies a container's log into feed, line by line, until the stream ends or ctx does.
+// It asks for the lines' times (LogOptions.Timestamps) and hands them on beside the lines.
 func readLog(ctx context.Context, src source, ref, name string, opts engine.LogOptions, feed *logFeed) {
+	opts.Timestamps = true
 	rc, err := src.Logs(ctx, ref, name, opts)
 	if err != nil {
 		feed.end(err)
@@ -139,14 +148,19 @@ func readLog(ctx context.Context, src source, ref, name string, opts engine.LogO
 	for {
 		n, rerr := rc.Read(buf)
 		data := buf[:n]
-		lines := make([]string, 0, bytes.Count(data, []byte{'\n'}))
+		nl := bytes.Count(data, []byte{'\n'})
+		lines, times := make([]string, 0, nl), make([]time.Time, 0, nl)
+		take := func(line []byte, more string) {
+			at, text, _ := engine.ParseLogLine(line)
+			lines, times = append(lines, cleanLogLine(text)+more), append(times, at)
+		}
 		for len(data) > 0 {
 			i := bytes.IndexByte(data, '\n')
 			if i < 0 {
 				if !cut {
 					partial = append(partial, data...)
 					if len(partial) > maxLogLine {
-						lines = append(lines, cleanLogLine(partial[:maxLogLine])+" …")
+						take(partial[:maxLogLine], " …")
 						partial, cut = partial[:0], true
 					}
 				}
@@ -161,17 +175,19 @@ func readLog(ctx context.Context, src source, ref, name string, opts engine.LogO
 				if len(line) > maxLogLine {
 					line = append(line[:maxLogLine:maxLogLine], " …"...)
 				}
-				lines = append(lines, cleanLogLine(line))
+				take(line, "")
 			}
 			partial, cut = partial[:0], false
 			data = data[i+1:]
 		}
 		if len(lines) > 0 {
-			feed.add(lines)
+			feed.add(lines, times)
 		}
 		if rerr != nil {
 			if len(partial) > 0 && !cut {
-				feed.add([]string{cleanLogLine(partial)})
+				lines, times = lines[:0], times[:0]
+				take(partial, "")
+				feed.add(lines, times)
 			}
 			if errors.Is(rerr, io.EOF) || ctx.Err() != nil {
 				rerr = nil

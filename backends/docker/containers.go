@@ -120,6 +120,8 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			}
 			return r.statusPaused(p, c, ins, paused), nil
 		}
+		// One that exited on its own: what it said goes to the kept log before it goes.
+		_ = r.saveLog(ctx, p, c.Name, ins.ID, exitMarker(ins))
 		if err := r.remove(ctx, ins.ID); err != nil {
 			return engine.ContainerStatus{}, err
 		}
@@ -139,6 +141,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	// The host port the container had before, while it is free: its URL keeps working across
 	// stops, restores and wakes. Taken meanwhile, the engine picks another.
 	kept := r.keptPort(p, c.Name)
+	r.mark(p, c.Name, engine.LogMarkStarted)
 	for {
 		created, err := r.create(ctx, svc, netID, kept)
 		if cerrdefs.IsConflict(err) {
@@ -475,8 +478,12 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 		}
 	}
 	// A log that cannot be kept does not hold the stop up: the container is stopped as asked,
-	// and `logs` then shows the log of the stop before (or nothing).
-	_ = r.saveLog(ctx, p, c.Name, ins.ID)
+	// and `logs` then shows what was kept before (or nothing).
+	what := engine.LogMarkStopped
+	if ins.State == nil || !ins.State.Running {
+		what = exitMarker(ins)
+	}
+	_ = r.saveLog(ctx, p, c.Name, ins.ID, what)
 	return r.remove(ctx, ins.ID)
 }
 

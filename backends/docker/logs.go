@@ -1,33 +1,39 @@
 package docker
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
+	"github.com/sailtui/sailtui/engine/logfile"
 )
 
 // followPoll is how often a followed log looks for a container that is not there (yet).
 const followPoll = 250 * time.Millisecond
 
+// A container's log is two parts. sailtui removes a Docker container when it stops (so the
+// next start applies a changed spec) and a hibernation removes them all, so before a container
+// goes its log is appended to the kept log, <StateDir>/docker-logs/<slug>/<name>.log (rotated
+// and capped, engine/logfile), with Docker's own times and a marker of the stop. The kept log
+// is outside the project's files (in no snapshot) and outlives hibernation; it goes when the
+// project is deleted (DropLogs). The live part is the Docker container's own log.
+
 // Logs returns the container's output, stdout and stderr merged in the order the engine
-// recorded them: all of it (Tail 0), its last Tail lines, or nothing (Tail < 0) to start with.
-// A container that is not there reads as the log it left when it was last stopped (a stop
-// removes the Docker container, so the runtime keeps its log, see saveLog), or as empty.
+// recorded them: what the kept log holds, then the running container's own: all of it (Tail
+// 0), the last Tail lines of both together, or nothing (Tail < 0) to start with. Each line
+// carries the time Docker recorded for it, given with Timestamps and taken off otherwise.
 //
 // With Follow the reader then delivers what the container writes until ctx ends or the reader
 // is closed (either ends it with io.EOF). When the container stops and is started again (a new
@@ -37,6 +43,10 @@ func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container
 	rc, err := r.logs(ctx, p, c, opts)
 	if err != nil {
 		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
+	}
+	if !opts.Timestamps {
+		inner := rc
+		rc = &logReader{Reader: logfile.Strip(inner), cancel: func() { _ = inner.Close() }}
 	}
 	return rc, nil
 }
@@ -48,136 +58,211 @@ func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container
 	if err := engine.CheckContainerName(c.Name); err != nil {
 		return nil, err
 	}
+	name := r.containerName(p, c)
+	ins, err := r.inspect(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if ins != nil && r.owns(p, ins) != nil {
+		ins = nil // another project's container of that name: none of its output is ours
+	}
+	// How many of the Tail lines the live container gives, so the kept log gives the rest.
+	var live []byte
+	liveLines := 0
+	if ins != nil && opts.Tail > 0 {
+		if live, err = r.readLive(ctx, ins.ID, strconv.Itoa(opts.Tail)); err != nil {
+			return nil, err
+		}
+		liveLines = bytes.Count(live, []byte{'\n'})
+	}
+	keptTail := opts.Tail
+	if opts.Tail > 0 {
+		keptTail = opts.Tail - liveLines
+		if keptTail == 0 {
+			keptTail = -1
+		}
+	}
+	kept, err := logfile.Open(r.logPath(p, c.Name), keptTail)
+	if err != nil {
+		return nil, fmt.Errorf("read the kept log of %s: %w", c.Name, err)
+	}
+	if !opts.Follow {
+		switch {
+		case ins == nil || opts.Tail < 0:
+			return &logReader{Reader: kept.Reader(), cancel: func() { _ = kept.Close() }}, nil
+		case opts.Tail > 0:
+			return &logReader{Reader: io.MultiReader(kept.Reader(), bytes.NewReader(live)), cancel: func() { _ = kept.Close() }}, nil
+		}
+		rc, err := r.cli.ContainerLogs(ctx, ins.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
+		if err != nil {
+			_ = kept.Close()
+			return nil, fmt.Errorf("read log of %s: %w", name, err)
+		}
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := io.Copy(pw, kept.Reader())
+			_ = kept.Close()
+			if err == nil {
+				_, err = stdcopy.StdCopy(pw, pw, rc)
+			}
+			_ = rc.Close()
+			pw.CloseWithError(err)
+		}()
+		return &logReader{Reader: pr, cancel: func() { _ = rc.Close(); _ = pr.Close() }}, nil
+	}
 	tail := "all"
 	switch {
+	case ins == nil:
 	case opts.Tail > 0:
 		tail = strconv.Itoa(opts.Tail)
 	case opts.Tail < 0:
 		tail = "0"
 	}
-	name := r.containerName(p, c)
-	if !opts.Follow {
-		ins, err := r.inspect(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		if ins == nil {
-			return r.savedLog(p, c.Name, opts.Tail)
-		}
-		if r.owns(p, ins) != nil {
-			return io.NopCloser(strings.NewReader("")), nil
-		}
-		rc, err := r.cli.ContainerLogs(ctx, ins.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail})
-		if err != nil {
-			return nil, fmt.Errorf("read log of %s: %w", name, err)
-		}
-		pr, pw := io.Pipe()
-		go func() {
-			_, err := stdcopy.StdCopy(pw, pw, rc)
-			_ = rc.Close()
-			pw.CloseWithError(err)
-		}()
-		return &logReader{PipeReader: pr, cancel: func() { _ = rc.Close() }}, nil
-	}
 	fctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
 	go func() {
-		if ins, err := r.inspect(fctx, name); err == nil && ins == nil {
-			// Stopped: what it wrote before the stop, then the next container's output.
-			if saved, err := r.savedLog(p, c.Name, opts.Tail); err == nil {
-				_, err = io.Copy(pw, saved)
-				_ = saved.Close()
-				if errors.Is(err, io.ErrClosedPipe) {
-					return
-				}
-			}
-			tail = "all"
+		_, err := io.Copy(pw, kept.Reader())
+		_ = kept.Close()
+		if err != nil {
+			pw.CloseWithError(err)
+			return
 		}
 		r.follow(fctx, pw, p, name, tail)
 	}()
-	return &logReader{PipeReader: pr, cancel: cancel}, nil
+	return &logReader{Reader: pr, cancel: func() { cancel(); _ = pr.Close() }}, nil
 }
 
-// logDir holds the logs of the project's stopped containers: <StateDir>/docker-logs/<slug>.
+// readLive reads the last tail lines of a Docker container's log, with times.
+func (r *Runtime) readLive(ctx context.Context, id, tail string) ([]byte, error) {
+	rc, err := r.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true, Tail: tail})
+	if err != nil {
+		return nil, fmt.Errorf("read log of %s: %w", id, err)
+	}
+	defer rc.Close()
+	var b bytes.Buffer
+	if _, err := stdcopy.StdCopy(&b, &b, rc); err != nil {
+		return nil, fmt.Errorf("read log of %s: %w", id, err)
+	}
+	return b.Bytes(), nil
+}
+
+// logDir holds the kept logs of the project's containers: <StateDir>/docker-logs/<slug>.
 func (r *Runtime) logDir(p engine.Project) string {
 	return filepath.Join(r.cfg.StateDir, "docker-logs", p.Slug)
 }
 
-// saveLog keeps the log of the container's Docker container before a stop removes it, so that
-// `logs` still shows what a stopped container said (docker keeps a stopped container's log;
-// sailtui removes the container so that the next start applies a changed spec). It replaces the
-// log the container left at its previous stop.
-func (r *Runtime) saveLog(ctx context.Context, p engine.Project, name, id string) error {
-	rc, err := r.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Tail: "all"})
+func (r *Runtime) logPath(p engine.Project, name string) string {
+	return filepath.Join(r.logDir(p), name+".log")
+}
+
+func (r *Runtime) logMax() int64 {
+	if r.cfg.LogMaxBytes > 0 {
+		return r.cfg.LogMaxBytes
+	}
+	return logfile.DefaultMax
+}
+
+// saveLog appends the log of the container's Docker container to the kept log before the
+// container is removed, then the marker what (stopped, exited).
+func (r *Runtime) saveLog(ctx context.Context, p engine.Project, name, id, what string) error {
+	rc, err := r.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Timestamps: true})
 	if err != nil {
 		return fmt.Errorf("read log of %s: %w", name, err)
 	}
 	defer rc.Close()
-	dir := r.logDir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(r.logDir(p), 0o700); err != nil {
 		return fmt.Errorf("keep log of %s: %w", name, err)
 	}
-	f, err := os.CreateTemp(dir, "."+name+".*")
-	if err != nil {
+	w := logfile.NewWriter(r.logPath(p, name), r.logMax())
+	defer w.Close()
+	pr, pw := io.Pipe()
+	go func() { _, err := stdcopy.StdCopy(pw, pw, rc); pw.CloseWithError(err) }()
+	if err := copyLines(w, pr); err != nil {
+		_ = pr.CloseWithError(err)
 		return fmt.Errorf("keep log of %s: %w", name, err)
 	}
-	defer os.Remove(f.Name())
-	_, err = stdcopy.StdCopy(f, f, rc)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, name+".log"))
-	}
-	if err != nil {
+	if err := w.Mark(time.Now(), what); err != nil {
 		return fmt.Errorf("keep log of %s: %w", name, err)
 	}
 	return nil
 }
 
-// savedLog reads the log a stopped container left (empty when there is none): all of it, its
-// last tail lines, or nothing (tail < 0).
-func (r *Runtime) savedLog(p engine.Project, name string, tail int) (io.ReadCloser, error) {
-	f, err := os.Open(filepath.Join(r.logDir(p), name+".log"))
-	if errors.Is(err, fs.ErrNotExist) || tail < 0 {
-		if err == nil {
-			_ = f.Close()
+// copyLines appends r's stamped lines to w in blocks of whole lines, so a rotation falls
+// between lines.
+func copyLines(w *logfile.Writer, r io.Reader) error {
+	buf := make([]byte, 64<<10)
+	var rest []byte
+	for {
+		n, err := r.Read(buf)
+		rest = append(rest, buf[:n]...)
+		if i := bytes.LastIndexByte(rest, '\n'); i >= 0 {
+			if werr := w.WriteStamped(rest[:i+1]); werr != nil {
+				return werr
+			}
+			rest = append(rest[:0], rest[i+1:]...)
 		}
-		return io.NopCloser(strings.NewReader("")), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the kept log of %s: %w", name, err)
-	}
-	if tail == 0 {
-		return f, nil
-	}
-	defer f.Close()
-	// The last tail lines, with no more than those in memory.
-	ring := make([][]byte, 0, tail)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := append(sc.Bytes()[:len(sc.Bytes()):len(sc.Bytes())], '\n')
-		if len(ring) == tail {
-			ring = append(ring[1:], line)
-		} else {
-			ring = append(ring, line)
+		if errors.Is(err, io.EOF) {
+			return w.WriteStamped(rest)
+		}
+		if err != nil {
+			return err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read the kept log of %s: %w", name, err)
+}
+
+// exitMarker is the marker of a container that ended on its own.
+func exitMarker(ins *container.InspectResponse) string {
+	if ins == nil || ins.State == nil {
+		return engine.LogMarkStopped
 	}
-	return io.NopCloser(bytes.NewReader(bytes.Join(ring, nil))), nil
+	return fmt.Sprintf("exited with code %d", ins.State.ExitCode)
+}
+
+// mark writes a marker into a container's kept log; a failure to is not one of what it marks.
+func (r *Runtime) mark(p engine.Project, name, what string) {
+	if os.MkdirAll(r.logDir(p), 0o700) == nil {
+		_ = logfile.Mark(r.logPath(p, name), r.logMax(), what)
+	}
+}
+
+// MarkLog implements engine.LogKeeper. A container without a kept log (it never ran, or has
+// not stopped yet) gets none.
+func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("mark logs: %w", err)
+	}
+	paths := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if err := engine.CheckContainerName(c.Name); err != nil {
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+		}
+		paths = append(paths, r.logPath(p, c.Name))
+	}
+	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
+		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// DropLogs implements engine.LogKeeper: the project's kept logs go with it.
+func (r *Runtime) DropLogs(ctx context.Context, p engine.Project) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("drop logs: %w", err)
+	}
+	if err := os.RemoveAll(r.logDir(p)); err != nil {
+		return fmt.Errorf("drop logs of %s: %w", p.Slug, err)
+	}
+	return nil
 }
 
 type logReader struct {
-	*io.PipeReader
+	io.Reader
 	cancel func()
 }
 
 func (l *logReader) Close() error {
 	l.cancel()
-	return l.PipeReader.Close()
+	return nil
 }
 
 // follow streams the log of the container called name into w until ctx ends, moving on to each
@@ -196,7 +281,7 @@ func (r *Runtime) follow(ctx context.Context, w *io.PipeWriter, p engine.Project
 			if !first {
 				t = "all" // a container that came later: all of it is new
 			}
-			rc, err := r.cli.ContainerLogs(ctx, ins.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true, Tail: t})
+			rc, err := r.cli.ContainerLogs(ctx, ins.ID, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true, Timestamps: true, Tail: t})
 			if err == nil {
 				_, err = stdcopy.StdCopy(w, w, rc)
 				_ = rc.Close()

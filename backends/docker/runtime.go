@@ -113,6 +113,9 @@ type Config struct {
 	PublishHost string
 	// StopTimeout is how long a stopping container gets between SIGTERM and SIGKILL.
 	StopTimeout time.Duration
+	// LogMaxBytes caps each container's kept log on disk, current and rotated file together
+	// (default 8 MiB; see logs.go).
+	LogMaxBytes int64
 	// DirectURLs makes ContainerStatus.URL the loopback URL, for a machine with no Traefik in
 	// front of the engine; otherwise URL is http://<slug>-<container>.<AppDomain>/.
 	DirectURLs bool
@@ -497,7 +500,8 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 	if err := r.removeServiceVolumes(ctx, p, cs); err != nil {
 		errs = append(errs, err)
 	}
-	dirs := []string{r.recordDir(p), r.logDir(p)}
+	// The kept logs stay (see logs.go): a woken project's log goes on from where it was.
+	dirs := []string{r.recordDir(p)}
 	if r.cfg.Volumes {
 		// A volume cannot be renamed out of the way: the engine deletes it in place.
 		if err := r.removeVolume(ctx, p); err != nil {

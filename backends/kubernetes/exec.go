@@ -315,7 +315,9 @@ func execArgv(mount string, c engine.Container, req engine.ExecRequest) ([]strin
 	return append(argv, req.Argv...), marker, nil
 }
 
-// Logs streams the dev pod's log (the container's output).
+// Logs streams the dev pod's log (the container's output). With Timestamps each line carries
+// the time the kubelet recorded for it. The log is the pod's: it is not kept across a stop or a
+// hibernation (the pod and its namespace go), unlike the local and docker runtimes' logs.
 func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
 	ns := r.Namespace(p)
 	l := containerLabels(p, c)
@@ -334,7 +336,8 @@ func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container
 }
 
 func logOptions(opts engine.LogOptions) *corev1.PodLogOptions {
-	lo := &corev1.PodLogOptions{Container: "dev", Follow: opts.Follow}
+	// The kubelet's own times, RFC3339Nano in front of each line (engine.ParseLogLine).
+	lo := &corev1.PodLogOptions{Container: "dev", Follow: opts.Follow, Timestamps: opts.Timestamps}
 	switch {
 	case opts.Tail > 0:
 		n := int64(opts.Tail)

@@ -1,27 +1,27 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
+	"github.com/sailtui/sailtui/engine/logfile"
 )
 
 // followPoll is how often a followed log is checked for growth.
 const followPoll = 100 * time.Millisecond
 
-// Logs returns the container's log file: all of it (Tail 0), its last Tail lines, or nothing
-// (Tail < 0) to start with. The tail is found by reading backwards from the end, so a large log
-// costs only the lines asked for. Without Follow the reader ends at the end of the file as it
-// was when Logs was called; a log that does not exist yet reads as empty.
+// Logs returns the container's log: all of it (Tail 0), its last Tail lines, or nothing
+// (Tail < 0) to start with; the log is the current file and the one rotated before it
+// (logfile). The tail is found by reading backwards from the end, so a large log costs only
+// the lines asked for. Without Follow the reader ends at the end of the file as it was when
+// Logs was called; a log that does not exist yet reads as empty. Each line carries the time
+// its capture wrote it (capture.go), given with Timestamps and taken off otherwise.
 //
 // With Follow the reader then delivers what is appended, polling every 100ms, until ctx ends
 // or it is closed (either ends it with io.EOF). A log truncated in place is read again from
@@ -32,8 +32,18 @@ func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container
 	if err != nil {
 		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
 	}
+	if !opts.Timestamps {
+		rc = stripped{Reader: logfile.Strip(rc), c: rc}
+	}
 	return rc, nil
 }
+
+type stripped struct {
+	io.Reader
+	c io.Closer
+}
+
+func (s stripped) Close() error { return s.c.Close() }
 
 func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
@@ -43,33 +53,12 @@ func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container
 		return nil, err
 	}
 	path := r.logPath(p.Slug, c.Name)
-	f, err := os.Open(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	b, err := logfile.Open(path, opts.Tail)
+	if err != nil {
 		return nil, err
 	}
-	var off, size int64
-	if f != nil {
-		fi, err := f.Stat()
-		if err != nil {
-			_ = f.Close()
-			return nil, err
-		}
-		size = fi.Size()
-		switch {
-		case opts.Tail < 0:
-			off = size
-		case opts.Tail > 0:
-			if off, err = tailOffset(f, size, opts.Tail); err != nil {
-				_ = f.Close()
-				return nil, err
-			}
-		}
-	}
 	if !opts.Follow {
-		if f == nil {
-			return io.NopCloser(strings.NewReader("")), nil
-		}
-		return &fileSection{SectionReader: io.NewSectionReader(f, off, size-off), f: f}, nil
+		return &backlog{Reader: b.Reader(), b: b}, nil
 	}
 	fctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
@@ -78,16 +67,27 @@ func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container
 		<-fctx.Done()
 		_ = pw.Close()
 	}()
-	go follow(fctx, pw, path, f, off)
+	go func() {
+		_, err := io.Copy(pw, b.Before)
+		b.CloseBefore() // follow closes Cur
+		if err != nil {
+			if b.Cur != nil {
+				_ = b.Cur.Close()
+			}
+			_ = pw.CloseWithError(err)
+			return
+		}
+		follow(fctx, pw, path, b.Cur, b.Off)
+	}()
 	return &followReader{PipeReader: pr, cancel: cancel}, nil
 }
 
-type fileSection struct {
-	*io.SectionReader
-	f *os.File
+type backlog struct {
+	io.Reader
+	b *logfile.Backlog
 }
 
-func (s *fileSection) Close() error { return s.f.Close() }
+func (s *backlog) Close() error { return s.b.Close() }
 
 type followReader struct {
 	*io.PipeReader
@@ -161,34 +161,4 @@ func follow(ctx context.Context, w *io.PipeWriter, path string, f *os.File, off 
 		case <-t.C:
 		}
 	}
-}
-
-// tailOffset finds where the last n lines of f (of size bytes) start, reading backwards in
-// blocks. A newline at the very end closes the last line rather than starting an empty one.
-func tailOffset(f *os.File, size int64, n int) (int64, error) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	count := 0
-	for end := size; end > 0; {
-		start := max(end-block, 0)
-		chunk := buf[:end-start]
-		if _, err := f.ReadAt(chunk, start); err != nil && !errors.Is(err, io.EOF) {
-			return 0, err
-		}
-		for i := len(chunk) - 1; i >= 0; i-- {
-			i = bytes.LastIndexByte(chunk[:i+1], '\n')
-			if i < 0 {
-				break
-			}
-			if start+int64(i) == size-1 {
-				continue
-			}
-			count++
-			if count == n {
-				return start + int64(i) + 1, nil
-			}
-		}
-		end = start
-	}
-	return 0, nil
 }

@@ -35,6 +35,9 @@ type record struct {
 	// ExitCode is known only when the process that started the container saw it end.
 	ExitCode *int      `json:"exit_code,omitempty"`
 	ExitedAt time.Time `json:"exited_at,omitzero"`
+	// CapturePID and CaptureTicks are the capture process writing the output to the log.
+	CapturePID   int    `json:"capture_pid,omitempty"`
+	CaptureTicks uint64 `json:"capture_start_ticks,omitempty"`
 }
 
 func readRecordFile(path string) (*record, error) {
@@ -177,20 +180,21 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	logf, err := os.OpenFile(r.logPath(p.Slug, c.Name), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	r.mark(p.Slug, c.Name, engine.LogMarkStarted)
+	out, capt, err := r.startCapture(r.logPath(p.Slug, c.Name))
 	if err != nil {
-		return engine.ContainerStatus{}, fmt.Errorf("open log: %w", err)
+		return engine.ContainerStatus{}, err
 	}
-	// Not exec.CommandContext: the process must outlive ctx and this program. The log file is
-	// handed to the process as its own stdout/stderr, so no goroutine of ours sits in between.
+	// Not exec.CommandContext: the process must outlive ctx and this program. Its output is a
+	// pipe to the capture process (capture.go), which outlives both as well.
 	cmd := exec.Command("/bin/sh", "-c", spec.Command)
 	cmd.Dir = workDir
 	cmd.Env = env
-	cmd.Stdout = logf
-	cmd.Stderr = logf
+	cmd.Stdout = out
+	cmd.Stderr = out
 	cmd.SysProcAttr = detachedAttr()
 	err = cmd.Start()
-	_ = logf.Close()
+	_ = out.Close() // the capture ends once the container's processes are gone
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
@@ -206,9 +210,11 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			Command:      spec.Command,
 			Dir:          workDir,
 			StartedAt:    time.Now().UTC(),
+			CapturePID:   capt.pid,
+			CaptureTicks: capt.ticks,
 		}
 		if err = r.writeRecord(p.Slug, c.Name, rec); err == nil {
-			ch := &child{pid: pid, ticks: ticks, done: make(chan struct{})}
+			ch := &child{pid: pid, ticks: ticks, done: make(chan struct{}), capture: capt}
 			r.mu.Lock()
 			r.children[p.Slug+"/"+c.Name] = ch
 			r.mu.Unlock()
@@ -257,6 +263,13 @@ func (r *Runtime) reap(slug, name string, cmd *exec.Cmd, ch *child) {
 	rec.ExitCode = &code
 	rec.ExitedAt = time.Now().UTC()
 	_ = r.writeRecord(slug, name, rec)
+	if ch.capture != nil {
+		select {
+		case <-ch.capture.done:
+		case <-time.After(captureDrain):
+		}
+	}
+	r.mark(slug, name, fmt.Sprintf("exited with code %d", code))
 }
 
 // status reads a record against the process table.
@@ -383,7 +396,16 @@ func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.
 			return err
 		}
 	}
-	return r.stopGroup(ctx, rec.PID, rec.StartTicks)
+	alive := groupAlive(rec.PID, rec.StartTicks)
+	if err := r.stopGroup(ctx, rec.PID, rec.StartTicks); err != nil {
+		return err
+	}
+	if alive {
+		// After the container's last lines, which its capture may still be writing.
+		waitCaptured(ctx, rec)
+		r.mark(p.Slug, c.Name, engine.LogMarkStopped)
+	}
+	return nil
 }
 
 func (r *Runtime) stopGroup(ctx context.Context, pid int, ticks uint64) error {

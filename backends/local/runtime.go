@@ -37,8 +37,14 @@ type Config struct {
 	ProjectsDir string
 	// RunDir holds the records of started containers: <RunDir>/<slug>/<container>.json.
 	RunDir string
-	// LogDir holds container output: <LogDir>/<slug>/<container>.log.
+	// LogDir holds container output: <LogDir>/<slug>/<container>.log (and .log.1, the file
+	// before it), each line with the time it was written. It must not be inside ProjectsDir:
+	// logs are kept across hibernation and are in no snapshot; they go when the project is
+	// deleted (DropLogs).
 	LogDir string
+	// LogMaxBytes caps each container's log on disk, current and rotated file together
+	// (default 8 MiB).
+	LogMaxBytes int64
 	// Host is the address containers are told to listen on and URLs point to (default 127.0.0.1).
 	Host string
 	// StopTimeout is how long a stopping container gets between SIGTERM and SIGKILL (default 5s).
@@ -80,9 +86,10 @@ type portLease struct {
 // child is a container process this Runtime started; done closes once it has been reaped and
 // its exit recorded.
 type child struct {
-	pid   int
-	ticks uint64
-	done  chan struct{}
+	pid     int
+	ticks   uint64
+	done    chan struct{}
+	capture *capture
 }
 
 var (
@@ -114,6 +121,9 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("local runtime: create %s: %w", d.name, err)
 		}
 		*d.p = abs
+	}
+	if inside(cfg.LogDir, cfg.ProjectsDir) {
+		return nil, fmt.Errorf("local runtime: LogDir %s is inside ProjectsDir %s, where logs would go into snapshots: give it a directory of its own: %w", cfg.LogDir, cfg.ProjectsDir, engine.ErrBadInput)
 	}
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
@@ -227,8 +237,9 @@ func (r *Runtime) containerNames(slug string, cs []engine.Container) ([]string, 
 	return names, nil
 }
 
-// DestroyProject stops every container of the project and removes its directory, run records
-// and logs. Idempotent. The engine calls it only once a verified snapshot exists (invariant 1).
+// DestroyProject stops every container of the project and removes its directory and run
+// records. Its logs stay (they are outside the tree, in no snapshot): a woken project's log
+// goes on from where it was; DropLogs removes them with the project. Idempotent. The engine calls it only once a verified snapshot exists (invariant 1).
 func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	dir, err := r.projectDir(p)
 	if err != nil {
@@ -244,7 +255,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	var errs []error
-	for _, d := range []string{r.runDir(p.Slug), r.logDir(p.Slug)} {
+	for _, d := range []string{r.runDir(p.Slug)} {
 		err := os.RemoveAll(d)
 		// A reaper of this Runtime may still be finishing in the run directory; its work is
 		// moot now, so try again rather than fail the destroy.
@@ -260,6 +271,12 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
 	return nil
+}
+
+// inside reports whether dir is base or below it.
+func inside(dir, base string) bool {
+	rel, err := filepath.Rel(base, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // pickPort finds a free port for container owner (slug/name), preferring the one it had

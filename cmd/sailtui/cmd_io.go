@@ -38,12 +38,15 @@ func logsCmd(a *app) *cobra.Command {
 					stopped, opts.Follow = string(st), false
 				}
 			}
+			jsonOut := a.cfg.Output == "json"
+			// JSON carries each line's time in a field of its own, asked for or not.
+			opts.Timestamps = opts.Timestamps || jsonOut
 			rc, err := eng.Logs(cmd.Context(), args[0], args[1], opts)
 			if err != nil {
 				return err
 			}
 			defer rc.Close()
-			if a.cfg.Output == "json" {
+			if jsonOut {
 				err = logLines(cmd.OutOrStdout(), rc, args[0], args[1])
 			} else {
 				_, err = io.Copy(cmd.OutOrStdout(), rc)
@@ -60,14 +63,18 @@ func logsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVarP(&opts.Follow, "follow", "f", false, "keep printing new lines")
 	cmd.Flags().IntVar(&opts.Tail, "tail", 0, "start with the last N lines (0: all)")
+	cmd.Flags().BoolVarP(&opts.Timestamps, "timestamps", "t", false, "put the time each line was written in front of it (RFC 3339, UTC)")
 	return cmd
 }
 
 // logLine is the stable JSON of one log line (logs -o json prints one per line, as they come).
+// Time is when the line was written, as the runtime recorded it; it is left out for a line
+// that has none (written before sailtui kept times).
 type logLine struct {
-	Project   string `json:"project"`
-	Container string `json:"container"`
-	Line      string `json:"line"`
+	Project   string    `json:"project"`
+	Container string    `json:"container"`
+	Time      time.Time `json:"time,omitzero"`
+	Line      string    `json:"line"`
 }
 
 // logLines copies a log as JSON lines. A line is cut at maxLogLine bytes (the rest follows as
@@ -85,7 +92,8 @@ func logLines(w io.Writer, r io.Reader, project, container string) error {
 			continue
 		}
 		if len(line) > 0 || (err == nil && !isPrefix) {
-			if eerr := enc.Encode(logLine{project, container, string(line)}); eerr != nil {
+			at, text, _ := engine.ParseLogLine(line)
+			if eerr := enc.Encode(logLine{project, container, at, string(text)}); eerr != nil {
 				return eerr
 			}
 		}

@@ -27,11 +27,13 @@ type config struct {
 	OpTimeout        time.Duration
 	UseWait          time.Duration
 	SweepConcurrency int
-	ReadOnly         bool
-	Output           string
-	Skin             string
-	ObjectPrefix     string
-	DefaultCommand   string
+	// LogMaxMiB caps each container's kept log (local and docker), current and rotated file.
+	LogMaxMiB      int
+	ReadOnly       bool
+	Output         string
+	Skin           string
+	ObjectPrefix   string
+	DefaultCommand string
 	// DatabaseURL selects the PostgreSQL store (empty: the embedded SQLite store).
 	DatabaseURL        string
 	DBPoolSize         int
@@ -73,6 +75,7 @@ func defaultConfig() config {
 		OpTimeout:        10 * time.Minute,
 		UseWait:          engine.DefaultUseWait,
 		SweepConcurrency: 16,
+		LogMaxMiB:        8,
 		Output:           "table",
 		Skin:             "dark",
 		ObjectPrefix:     "projects",

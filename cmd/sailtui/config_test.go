@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,5 +125,39 @@ func TestConfigTableFlags(t *testing.T) {
 		if fs.Lookup(f.name) == nil {
 			t.Errorf("%s: flag --%s is not registered", s.env, f.name)
 		}
+	}
+}
+
+// SAILTUI_LOG_MAX_MIB reaches the runtime: a local container's kept log stays under it.
+func TestLogMaxSetting(t *testing.T) {
+	t.Setenv("SAILTUI_LOG_MAX_MIB", "0")
+	c := newCLI(t)
+	if r := c.run("config"); r.code == 0 {
+		t.Errorf("SAILTUI_LOG_MAX_MIB=0 accepted: %+v", r)
+	}
+	t.Setenv("SAILTUI_LOG_MAX_MIB", "1")
+	if out := c.ok("config"); !strings.Contains(out, "SAILTUI_LOG_MAX_MIB") {
+		t.Fatalf("config does not show SAILTUI_LOG_MAX_MIB:\n%s", out)
+	}
+	c.ok("project", "create", "loud")
+	// About 3 MiB of output, three times the cap.
+	c.ok("container", "add", "loud", "spam", "--dir", ".", "--command",
+		`i=0; while [ $i -lt 30000 ]; do printf '%05d %0100d\n' $i 0; i=$((i+1)); done; echo end; exec sleep 600`)
+	c.ok("project", "start", "loud")
+	for deadline := time.Now().Add(60 * time.Second); !strings.HasSuffix(c.ok("logs", "loud", "spam", "--tail", "1"), "end\n"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no end line: %q", c.ok("logs", "loud", "spam", "--tail", "1"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	files, _ := filepath.Glob(filepath.Join(c.state, "logs", "loud", "spam.log*"))
+	var total int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			total += fi.Size()
+		}
+	}
+	if total == 0 || total > 1<<20 {
+		t.Errorf("kept log takes %d bytes (%v); the cap is 1 MiB", total, files)
 	}
 }

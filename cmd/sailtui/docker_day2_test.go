@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // The docker mode as operators meet it on day two (issue 20): things changed behind sailtui's
@@ -278,19 +281,39 @@ func TestDockerLogsOutliveStop(t *testing.T) {
 	if out := c.ok("logs", slug, "talk"); !strings.Contains(out, "first-line\nhello-from-talk\n") {
 		t.Errorf("logs after stop: %q", out)
 	}
-	if out := c.ok("logs", slug, "talk", "--tail", "2"); strings.Contains(out, "first-line") || !strings.Contains(out, "hello-from-talk") {
-		t.Errorf("logs --tail 2 after stop: %q", out)
+	// The last three: hello, the devserver's line and the stop's marker (issue 17).
+	if out := c.ok("logs", slug, "talk", "--tail", "3"); strings.Contains(out, "first-line") || !strings.Contains(out, "hello-from-talk") || !strings.HasSuffix(out, "— stopped —\n") {
+		t.Errorf("logs --tail 3 after stop: %q", out)
 	}
 	r := c.runWithin(30*time.Second, nil, "logs", slug, "talk", "-f")
 	if r.code != 0 || !strings.Contains(r.stdout, "hello-from-talk") || !strings.Contains(r.stderr, "stopped") || !strings.Contains(r.stderr, "not following") {
 		t.Errorf("logs -f after stop: %+v", r)
 	}
 
-	// Started again, the new container's log is the one shown.
+	// Started again, the new container's output follows what the one before said (issue 17:
+	// the kept log is the container's whole history, with a marker where it stopped).
 	c.ok("project", "start", slug)
-	if out := c.ok("logs", slug, "talk"); strings.Count(out, "hello-from-talk") != 1 {
+	out := c.ok("logs", slug, "talk")
+	if strings.Count(out, "hello-from-talk") != 2 || !strings.Contains(out, "— stopped —\n— started —\nfirst-line\n") {
 		t.Errorf("logs after the restart: %q", out)
 	}
+}
+
+// TestDockerLogsKeptAcrossHibernation (issue 17, item 4): hibernation removes the containers;
+// their log is kept beside the state (not in the project's files), goes on after the wake
+// with markers, is in no snapshot and goes with the project.
+func TestDockerLogsKeptAcrossHibernation(t *testing.T) {
+	dcli := dockertest.Client(t)
+	img := dockertest.Image(t, dcli)
+	prefix := "sailtui-" + dockertest.Token(t, dcli)
+	state := t.TempDir()
+	de := openDockerEngine(t, state, img, prefix, nil)
+	slug := "keeplog-" + randSuffix(t)
+	t.Cleanup(func() { dockertest.RemoveLabelled(t, dcli, "sailtui.project="+slug) })
+	enginetest.LogsAcrossHibernation(t, de.eng, slug, filepath.Join(state, "objects"), func(p engine.Project) []string {
+		files, _ := filepath.Glob(filepath.Join(state, "docker-logs", p.Slug, "*"))
+		return files
+	})
 }
 
 // TestDockerExecStreams (issue 20, item 5): exec's output arrives as the command writes it,

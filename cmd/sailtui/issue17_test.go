@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // logs -o json prints one JSON object per log line, as every command's -o json promises.
@@ -31,10 +33,15 @@ func TestCLILogsJSON(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatalf("logs -o json printed a line that is not JSON: %q (%v)\nall: %s", sc.Text(), err, out)
 		}
-		lines = append(lines, l)
+		if !engine.IsLogMarker(l.Line) { // — started —
+			lines = append(lines, l)
+		}
 	}
-	if len(lines) < 2 || lines[0] != (logLine{"talky", "say", "first line"}) || lines[1].Line != `{"not":"json of ours"}` {
+	if len(lines) < 2 || lines[0].Project != "talky" || lines[0].Container != "say" || lines[0].Line != "first line" || lines[1].Line != `{"not":"json of ours"}` {
 		t.Fatalf("logs -o json: %+v", lines)
+	}
+	if at := lines[0].Time; at.IsZero() || time.Since(at) > time.Minute || time.Since(at) < 0 {
+		t.Errorf("logs -o json: line time %v, want when it was written (just now)", at)
 	}
 }
 

@@ -179,6 +179,8 @@ var settings = []setting{
 		parse: field(func(c *config) *time.Duration { return &c.UseWait }, positive("30s")), value: func(c *config) string { return c.UseWait.String() }},
 	{env: "SAILTUI_SWEEP_CONCURRENCY", flag: sweepFlag("concurrency"), def: "16", meaning: "projects hibernated at once by one sweep",
 		parse: field(func(c *config) *int { return &c.SweepConcurrency }, intIn(1, 1024)), value: func(c *config) string { return strconv.Itoa(c.SweepConcurrency) }},
+	{env: "SAILTUI_LOG_MAX_MIB", def: "8", meaning: "local and docker: the most one container's kept log takes on disk, in MiB (the current file and the one rotated before it)",
+		parse: field(func(c *config) *int { return &c.LogMaxMiB }, intIn(1, 4096)), value: func(c *config) string { return strconv.Itoa(c.LogMaxMiB) }},
 	{env: "SAILTUI_READONLY", def: "false", meaning: "refuse every action that changes something",
 		flag:  &flagSpec{name: "readonly", usage: "refuse every action that changes something (env SAILTUI_READONLY)", target: func(c *config) any { return &c.ReadOnly }},
 		parse: field(func(c *config) *bool { return &c.ReadOnly }, boolean), value: func(c *config) string { return strconv.FormatBool(c.ReadOnly) }},

@@ -124,6 +124,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 			Router:        cfg.TraefikContainer,
 			Volumes:       cfg.DockerVolumes,
 			Labels:        cfg.DockerLabels,
+			LogMaxBytes:   int64(cfg.LogMaxMiB) << 20,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker runtime: %w", err)
@@ -134,6 +135,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 		ProjectsDir: filepath.Join(cfg.StateDir, "projects"),
 		RunDir:      filepath.Join(cfg.StateDir, "run"),
 		LogDir:      filepath.Join(cfg.StateDir, "logs"),
+		LogMaxBytes: int64(cfg.LogMaxMiB) << 20,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local runtime: %w", err)

@@ -14,7 +14,11 @@ import (
 var logTests = []test{
 	{"Tail", testLogsTail},
 	{"Follow", testLogsFollow},
+	{"Times", testLogsTimes},
 }
+
+// readLogs reads a log without the markers a runtime that keeps logs writes into it (started,
+// stopped...): what the container itself wrote.
 
 func readLogs(t *testing.T, e *env, c engine.Container, opts engine.LogOptions) string {
 	t.Helper()
@@ -27,7 +31,57 @@ func readLogs(t *testing.T, e *env, c engine.Container, opts engine.LogOptions) 
 	if err != nil {
 		t.Fatalf("reading Logs(%+v): %v", opts, err)
 	}
-	return string(b)
+	var out strings.Builder
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		text := line
+		if opts.Timestamps {
+			_, rest, _ := engine.ParseLogLine([]byte(line))
+			text = string(rest)
+		}
+		if !engine.IsLogMarker(text) {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
+}
+
+// testLogsTimes: with Timestamps each line carries the time it was written, not the time it
+// was read: two lines written 1.5s apart and read together later are still 1.5s apart, and
+// both lie between the start and the read.
+func testLogsTimes(t *testing.T, e *env) {
+	c := e.container("clock", ".")
+	before := time.Now().Add(-2 * time.Second) // clocks of a daemon may be a little off
+	e.start(c, `echo first; sleep 1.5; echo second; exec sleep 1000`)
+	var got string
+	eventually(t, "both lines in the log", func() bool {
+		got = readLogs(t, e, c, engine.LogOptions{Timestamps: true})
+		return strings.Contains(got, " second\n")
+	}, func() string { return got })
+	time.Sleep(time.Second) // read well after the writes
+	got = readLogs(t, e, c, engine.LogOptions{Timestamps: true})
+	after := time.Now().Add(2 * time.Second)
+	times := map[string]time.Time{}
+	for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
+		at, text, ok := engine.ParseLogLine([]byte(line))
+		if !ok {
+			t.Fatalf("line %q has no time in front; log:\n%s", line, got)
+		}
+		if at.Before(before) || at.After(after) {
+			t.Errorf("line %q: time %v not between the start %v and the read %v", text, at, before, after)
+		}
+		times[string(text)] = at
+	}
+	first, second := times["first"], times["second"]
+	if first.IsZero() || second.IsZero() {
+		t.Fatalf("lines first and second not both in the log:\n%s", got)
+	}
+	if d := second.Sub(first); d < time.Second || d > 5*time.Second {
+		t.Errorf("second line written %v after the first; the command slept 1.5s between them (log:\n%s)", d, got)
+	}
+	// Without Timestamps the same log reads as the container wrote it.
+	if plain := readLogs(t, e, c, engine.LogOptions{}); plain != "first\nsecond\n" {
+		t.Errorf("log without times = %q, want %q", plain, "first\nsecond\n")
+	}
 }
 
 func testLogsTail(t *testing.T, e *env) {

@@ -1,0 +1,217 @@
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
+	"github.com/sailtui/sailtui/engine/logfile"
+)
+
+// A container's output goes through a pipe to a capture process, which writes each line to the
+// container's log with the time it read it (within a millisecond of the write): a log read
+// later, in one go, still says when each line was written. The capture process is this very
+// program started again with captureEnv set (the init below takes over before main), detached
+// like the container, so it outlives the console as the container does. It is not in the
+// container's process group: a stop's signals do not reach it, it ends when the last of the
+// container's processes closes its output, after writing what they wrote last.
+const captureEnv = "SAILTUI_LOCAL_LOG_CAPTURE"
+
+const (
+	// captureIdle is how long a line without its newline waits for the rest before it is
+	// written as it is (a prompt, a progress bar).
+	captureIdle = time.Second
+	// captureMaxLine cuts an endless line into lines of this size.
+	captureMaxLine = 64 << 10
+	// captureDrain bounds how long a stop or an exit waits for the capture process to write
+	// the container's last lines before its marker goes in.
+	captureDrain = 2 * time.Second
+)
+
+func init() {
+	if os.Getenv(captureEnv) != "1" || len(os.Args) != 3 {
+		return
+	}
+	limit, err := strconv.ParseInt(os.Args[2], 10, 64)
+	if err != nil {
+		os.Exit(2)
+	}
+	os.Exit(runCapture(os.Args[1], limit))
+}
+
+// runCapture copies stdin to the log at path, line by line with times, until stdin ends.
+func runCapture(path string, limit int64) int {
+	// Detached, but a terminal's or a stop's signals must not lose the last lines.
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
+	w := logfile.NewWriter(path, limit)
+	defer w.Close()
+	chunks := make(chan []byte)
+	go func() {
+		defer close(chunks)
+		for {
+			buf := make([]byte, 64<<10)
+			n, err := os.Stdin.Read(buf)
+			if n > 0 {
+				chunks <- buf[:n]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	var (
+		partial   []byte
+		partialAt time.Time
+	)
+	// A write error has nowhere to go; reading goes on regardless so the container never
+	// blocks on a full pipe.
+	take := func(at time.Time, data []byte) {
+		var lines [][]byte
+		for {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				break
+			}
+			line := data[:i]
+			data = data[i+1:]
+			if len(partial) > 0 {
+				_ = w.WriteLines(partialAt, [][]byte{append(partial, line...)})
+				partial = nil
+				continue
+			}
+			lines = append(lines, line)
+		}
+		_ = w.WriteLines(at, lines)
+		if len(data) > 0 {
+			if len(partial) == 0 {
+				partialAt = at
+			}
+			partial = append(partial, data...)
+		}
+		for len(partial) >= captureMaxLine {
+			_ = w.WriteLines(partialAt, [][]byte{partial[:captureMaxLine]})
+			partial = append([]byte(nil), partial[captureMaxLine:]...)
+		}
+	}
+	flush := func() {
+		if len(partial) > 0 {
+			_ = w.WriteLines(partialAt, [][]byte{partial})
+			partial = nil
+		}
+	}
+	idle := time.NewTimer(captureIdle)
+	idle.Stop()
+	for {
+		select {
+		case b, ok := <-chunks:
+			if !ok {
+				flush()
+				return 0
+			}
+			take(time.Now(), b)
+			if len(partial) > 0 {
+				idle.Reset(captureIdle)
+			}
+		case <-idle.C:
+			flush()
+		}
+	}
+}
+
+// capture is a started capture process.
+type capture struct {
+	pid   int
+	ticks uint64
+	done  chan struct{} // closed once this Runtime has reaped it
+}
+
+// startCapture starts the capture process for the log at path and returns the pipe end the
+// container writes to (the caller closes it once the container has it).
+func (r *Runtime) startCapture(path string) (*os.File, *capture, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, fmt.Errorf("find this program to capture output with: %w", err)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(exe, path, strconv.FormatInt(r.logMax(), 10))
+	// One thread is plenty for copying a pipe; it keeps the process small (about 3.5 MiB of
+	// its own memory, the program's text shared).
+	cmd.Env = []string{captureEnv + "=1", "GOMAXPROCS=1"}
+	cmd.Dir = "/" // not the project tree, which a teardown removes
+	cmd.Stdin = pr
+	cmd.SysProcAttr = detachedAttr()
+	err = cmd.Start()
+	_ = pr.Close()
+	if err != nil {
+		_ = pw.Close()
+		return nil, nil, fmt.Errorf("start output capture: %w", err)
+	}
+	c := &capture{pid: cmd.Process.Pid, done: make(chan struct{})}
+	c.ticks, _ = procStartTicks(c.pid)
+	go func() {
+		_ = cmd.Wait()
+		close(c.done)
+	}()
+	return pw, c, nil
+}
+
+// waitCaptured waits (bounded) for the capture process of rec to have written everything.
+func waitCaptured(ctx context.Context, rec *record) {
+	if rec.CapturePID > 0 {
+		waitGone(ctx, rec.CapturePID, rec.CaptureTicks, captureDrain)
+	}
+}
+
+func (r *Runtime) logMax() int64 {
+	if r.cfg.LogMaxBytes > 0 {
+		return r.cfg.LogMaxBytes
+	}
+	return logfile.DefaultMax
+}
+
+// mark writes a marker into a container's log; a log is a convenience, so a failure to write
+// one is not a failure of what it marks.
+func (r *Runtime) mark(slug, name, what string) {
+	_ = logfile.Mark(r.logPath(slug, name), r.logMax(), what)
+}
+
+// MarkLog implements engine.LogKeeper: the logs live in LogDir, outside the project tree. A
+// container without a log (it never ran) gets none.
+func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("mark logs: %w", err)
+	}
+	paths := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if err := hostfs.CheckName("container name", c.Name); err != nil {
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+		}
+		paths = append(paths, r.logPath(p.Slug, c.Name))
+	}
+	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
+		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+	}
+	return nil
+}
+
+// DropLogs implements engine.LogKeeper: the project's log directory goes.
+func (r *Runtime) DropLogs(ctx context.Context, p engine.Project) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("drop logs: %w", err)
+	}
+	if err := os.RemoveAll(r.logDir(p.Slug)); err != nil {
+		return fmt.Errorf("drop logs of %s: %w", p.Slug, err)
+	}
+	return nil
+}
