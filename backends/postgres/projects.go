@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -71,13 +70,7 @@ func (s *Store) GetProject(ctx context.Context, idOrSlug string) (engine.Project
 		WHERE id = $1 OR slug = $1
 		ORDER BY id = $1 DESC, status = 'deleted', updated_at DESC, created_at DESC
 		LIMIT 1`, idOrSlug))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, badInput(err))
-	}
-	return p, nil
+	return sqlstore.Found(p, badInput(err), pgx.ErrNoRows, "project", idOrSlug)
 }
 
 // ListProjects lists projects in creation order. Deleted projects are listed when the filter

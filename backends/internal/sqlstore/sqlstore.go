@@ -6,6 +6,7 @@ package sqlstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,6 +51,33 @@ func PutChildren(projectID string, cs []engine.Container, conns []engine.Connect
 		}
 	}
 	return nil
+}
+
+// Found is the answer of a lookup of one row, the what with key: v, or engine.ErrNotFound when
+// the query found no row (noRows is the driver's error for that), or err; both say what was
+// looked up.
+func Found[T any](v T, err, noRows error, what, key string) (T, error) {
+	if err == nil {
+		return v, nil
+	}
+	if errors.Is(err, noRows) {
+		err = engine.ErrNotFound
+	}
+	var zero T
+	return zero, fmt.Errorf("get %s %s: %w", what, key, err)
+}
+
+// InsertRefused is what an insert of a row (an op, a snapshot) that belongs to project projectID
+// says when the database refused it: its id (of a what) already in use (unique), the project not
+// there (foreignKey); any other err as it is.
+func InsertRefused(err error, unique, foreignKey bool, what, projectID string) error {
+	switch {
+	case unique:
+		return fmt.Errorf("%w: %s id is in use", engine.ErrExists, what)
+	case foreignKey:
+		return fmt.Errorf("project %s: %w", projectID, engine.ErrNotFound)
+	}
+	return err
 }
 
 // NewSnapshot checks a snapshot to insert and returns the manual-snapshot limit that applies:
