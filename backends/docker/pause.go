@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -212,6 +213,9 @@ func (r *Runtime) unpauseContainer(ctx context.Context, id string) error {
 }
 
 func (r *Runtime) writePauseState(p engine.Project, st pauseState) error {
+	if err := os.MkdirAll(filepath.Dir(r.pausePath(p)), 0o700); err != nil {
+		return fmt.Errorf("record pause: %w", err)
+	}
 	return pauserec.Write(r.pausePath(p), st)
 }
 

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -69,13 +68,10 @@ func (h Hold) Detail() string {
 // NoResume is the resume of a pause that froze nothing.
 func NoResume(context.Context) error { return nil }
 
-// Write records st at path, atomically, making its directory.
+// Write records st at path, atomically. Its directory is the runtime's to make: one that is
+// gone (a project destroyed meanwhile) fails the pause rather than come back.
 func Write(path string, st any) error {
-	err := os.MkdirAll(filepath.Dir(path), 0o700)
-	var b []byte
-	if err == nil {
-		b, err = json.MarshalIndent(st, "", "  ")
-	}
+	b, err := json.MarshalIndent(st, "", "  ")
 	if err == nil {
 		err = hostfs.WriteFileAtomic(path, append(b, '\n'), 0o600)
 	}
