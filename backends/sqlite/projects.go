@@ -45,9 +45,7 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 		if err != nil {
 			return err
 		}
-		return sqlstore.PutChildren(p.ID, cs, conns,
-			func(c engine.Container) error { return putContainer(ctx, tx, c) },
-			func(c engine.Connection) error { return putConnection(ctx, tx, c) })
+		return sqlstore.PutChildren(ctx, tx, p.ID, cs, conns, putContainer, putConnection)
 	})
 	if err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)

@@ -5,6 +5,7 @@
 package sqlstore
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,18 +36,18 @@ func ProjectExists(p engine.Project, slugTaken bool) error {
 }
 
 // PutChildren stores a new project's containers and connections with the store's own put
-// functions (inside the transaction that created the project), each bound to projectID.
-func PutChildren(projectID string, cs []engine.Container, conns []engine.Connection,
-	putContainer func(engine.Container) error, putConnection func(engine.Connection) error) error {
+// functions, in tx (the transaction that created the project), each bound to projectID.
+func PutChildren[Tx any](ctx context.Context, tx Tx, projectID string, cs []engine.Container, conns []engine.Connection,
+	putContainer func(context.Context, Tx, engine.Container) error, putConnection func(context.Context, Tx, engine.Connection) error) error {
 	for _, c := range cs {
 		c.ProjectID = projectID
-		if err := putContainer(c); err != nil {
+		if err := putContainer(ctx, tx, c); err != nil {
 			return fmt.Errorf("container %s: %w", c.Name, err)
 		}
 	}
 	for _, c := range conns {
 		c.ProjectID = projectID
-		if err := putConnection(c); err != nil {
+		if err := putConnection(ctx, tx, c); err != nil {
 			return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
 		}
 	}
