@@ -439,6 +439,18 @@ type Progress struct {
 	Total     int64  `json:"total"`
 }
 
+// CheckCommand refuses a startup command no runtime can run: one with a NUL byte, or none when
+// required (every container but a service, which may run its image's own command).
+func (s StartSpec) CheckCommand(required bool) error {
+	if required && strings.TrimSpace(s.Command) == "" {
+		return fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", ErrBadInput)
+	}
+	if strings.IndexByte(s.Command, 0) >= 0 {
+		return fmt.Errorf("startup command contains a NUL byte: %w", ErrBadInput)
+	}
+	return nil
+}
+
 // Validate refuses a request no runtime can run: no command, or an argument with a NUL byte
 // (no exec call can pass one).
 func (r ExecRequest) Validate() error {

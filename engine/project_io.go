@@ -15,6 +15,13 @@ import (
 // an operation that needs the project stops it first, and the caller then gets an error that
 // names the operation, never a success whose writes were lost.
 func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (ExecResult, error) {
+	return e.execIn(ctx, ref, name, req, e.runtime.Exec)
+}
+
+// execIn runs the checked request in its container with run (a request without a timeout gets
+// the default), under a shared use of the project.
+func (e *Engine) execIn(ctx context.Context, ref, name string, req ExecRequest,
+	run func(context.Context, Project, Container, ExecRequest) (ExecResult, error)) (ExecResult, error) {
 	c, req, err := e.execTarget(ctx, ref, name, req)
 	if err != nil {
 		return ExecResult{}, err
@@ -22,7 +29,7 @@ func (e *Engine) Exec(ctx context.Context, ref, name string, req ExecRequest) (E
 	var res ExecResult
 	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
 		var err error
-		res, err = e.runtime.Exec(ctx, p, c, req.withDefaultTimeout())
+		res, err = run(ctx, p, c, req.withDefaultTimeout())
 		return err
 	})
 	return res, err
@@ -109,17 +116,9 @@ func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecReque
 		}
 		return res, err
 	}
-	c, req, err := e.execTarget(ctx, ref, name, req)
-	if err != nil {
-		return ExecResult{}, err
-	}
-	var res ExecResult
-	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
-		var err error
-		res, err = es.ExecStream(ctx, p, c, req.withDefaultTimeout(), s)
-		return err
+	return e.execIn(ctx, ref, name, req, func(ctx context.Context, p Project, c Container, req ExecRequest) (ExecResult, error) {
+		return es.ExecStream(ctx, p, c, req, s)
 	})
-	return res, err
 }
 
 // Logs streams a container's log.

@@ -5,31 +5,13 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/enginetest"
+	"github.com/sailtui/sailtui/engine/runtimetest"
 )
-
-// lockedBuffer is a terminal's output a test reads while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // A shell on a terminal is an exec like any: it gets TERM, it holds a use of the project, and
 // an operation that needs the project ends it with an error naming the operation; read-only
@@ -45,7 +27,7 @@ func TestExecTerminalUnderTheFence(t *testing.T) {
 	}
 	in, typed := io.Pipe()
 	defer in.Close()
-	out := &lockedBuffer{}
+	out := &runtimetest.SyncBuffer{}
 	ended := make(chan error, 1)
 	go func() {
 		_, err := writers.ExecTerminal(ctx, p.Slug, "web", engine.ExecRequest{Argv: []string{"sh"}}, engine.Terminal{In: in, Out: out})

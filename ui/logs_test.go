@@ -41,6 +41,23 @@ func openLogsInBackground(h *harness) <-chan tea.Msg {
 	return background(cmd)
 }
 
+// openFirstLogs starts a harness over src with short waits and opens the logs of the first
+// project's first container, its stream's commands run in the background.
+func openFirstLogs(t *testing.T, src *fakeSource) (*harness, <-chan tea.Msg) {
+	t.Helper()
+	h := newHarness(t, src, Options{}, true).start(100, 30)
+	h.wait = 100 * time.Millisecond
+	h.press("j", "enter")
+	return h, openLogsInBackground(h)
+}
+
+// openUntilDone is the log stream r of a source that stays open until ctx (the stream's)
+// ends, as a follow of a live container does.
+func openUntilDone(ctx context.Context, r *io.PipeReader) (io.ReadCloser, error) {
+	go func() { <-ctx.Done(); r.Close() }()
+	return r, nil
+}
+
 func nLines(n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -165,13 +182,9 @@ func TestLogsStallReconnects(t *testing.T) {
 		if calls > 1 {
 			return io.NopCloser(strings.NewReader("hello\n")), nil
 		}
-		go func() { <-ctx.Done(); pr.Close() }()
-		return pr, nil
+		return openUntilDone(ctx, pr)
 	}
-	h := newHarness(t, src, Options{}, true).start(100, 30)
-	h.wait = 100 * time.Millisecond
-	h.press("j", "enter")
-	msgs := openLogsInBackground(h)
+	h, msgs := openFirstLogs(t, src)
 	go func() { fmt.Fprintln(pw, "hello") }()
 	h.send(next[logBatchMsg](h, msgs)) // opened
 	for h.m.top().(*logsPane).ring.len() == 0 {

@@ -1,11 +1,9 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/runtimetest"
 )
 
 func TestParseFilter(t *testing.T) {
@@ -181,24 +180,6 @@ func TestPortText(t *testing.T) {
 	}
 }
 
-// lockedBuffer is written by the program's renderer and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestProgramSmoke runs the model in a real tea.Program (no terminal): Init's commands, the
 // event subscription and a quit key.
 func TestProgramSmoke(t *testing.T) {
@@ -207,7 +188,7 @@ func TestProgramSmoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	h.m.env.ctx = ctx
-	var out lockedBuffer
+	var out runtimetest.SyncBuffer
 	p := tea.NewProgram(h.m, tea.WithContext(ctx), tea.WithInput(nil), tea.WithOutput(&out),
 		tea.WithWindowSize(100, 30), tea.WithEnvironment([]string{"TERM=xterm-256color", "NO_COLOR=1"}))
 	done := make(chan error, 1)

@@ -141,13 +141,9 @@ func TestLogsQuietCountsFromTheLastLine(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	src.logs = func(ctx context.Context, _, _ string, _ engine.LogOptions) (io.ReadCloser, error) {
-		go func() { <-ctx.Done(); pr.Close() }()
-		return pr, nil
+		return openUntilDone(ctx, pr)
 	}
-	h := newHarness(t, src, Options{}, true).start(100, 30)
-	h.wait = 100 * time.Millisecond
-	h.press("j", "enter")
-	msgs := openLogsInBackground(h)
+	h, msgs := openFirstLogs(t, src)
 	h.send(next[logBatchMsg](h, msgs)) // opened, nothing in its log
 	l := h.m.top().(*logsPane)
 	if v := h.plainView(); !strings.Contains(v, "● streaming") {

@@ -63,11 +63,8 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := engine.CheckContainerName(c.Name); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	if !c.IsService() && strings.TrimSpace(spec.Command) == "" {
-		return engine.ContainerStatus{}, fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", engine.ErrBadInput)
-	}
-	if strings.IndexByte(spec.Command, 0) >= 0 {
-		return engine.ContainerStatus{}, fmt.Errorf("startup command contains a NUL byte: %w", engine.ErrBadInput)
+	if err := spec.CheckCommand(!c.IsService()); err != nil {
+		return engine.ContainerStatus{}, err
 	}
 	dir, err := r.projectDir(ctx, p)
 	if err != nil {

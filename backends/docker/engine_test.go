@@ -84,6 +84,42 @@ func (pr *project) serve(name, dir string, env map[string]string, dependsOn ...s
 	return c, st
 }
 
+// hibernate does what the engine's hibernation does to the project: stop it, take snapshot id
+// of it through vols, wait until that is ready, destroy the project. It returns the snapshot.
+func (pr *project) hibernate(vols engine.Volumes, id string) engine.Snapshot {
+	pr.t.Helper()
+	ctx := pr.t.Context()
+	if err := pr.r.StopProject(ctx, pr.p, pr.cs); err != nil {
+		pr.t.Fatalf("StopProject: %v", err)
+	}
+	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: id, ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation})
+	if err != nil {
+		pr.t.Fatalf("Create: %v", err)
+	}
+	if snap, err = vols.WaitReady(ctx, snap); err != nil {
+		pr.t.Fatalf("WaitReady: %v", err)
+	}
+	if err := pr.r.DestroyProject(ctx, pr.p, pr.cs); err != nil {
+		pr.t.Fatalf("DestroyProject: %v", err)
+	}
+	return snap
+}
+
+// wake makes the project's environment again and restores snap into it through vols, as the
+// engine's wake does, and fails the test unless the tree is then want (its treeDigest).
+func (pr *project) wake(vols engine.Volumes, snap engine.Snapshot, want []string) {
+	pr.t.Helper()
+	if err := pr.r.EnsureProject(pr.t.Context(), pr.p); err != nil {
+		pr.t.Fatalf("EnsureProject: %v", err)
+	}
+	if err := vols.Restore(pr.t.Context(), pr.p, snap); err != nil {
+		pr.t.Fatalf("Restore: %v", err)
+	}
+	if after := treeDigest(pr.t, pr.r.StorageDir(pr.p)); !slices.Equal(after, want) {
+		pr.t.Errorf("restored tree differs:\nbefore %v\nafter  %v", want, after)
+	}
+}
+
 func (pr *project) exec(c engine.Container, script string, args ...string) engine.ExecResult {
 	pr.t.Helper()
 	argv := append([]string{"sh", "-c", script, "sh"}, args...)
@@ -435,32 +471,12 @@ func TestArchiveSandwich(t *testing.T) {
 	ctx := t.Context()
 	before := treeDigest(t, r.StorageDir(pr.p))
 
-	if err := r.StopProject(ctx, pr.p, pr.cs); err != nil {
-		t.Fatalf("StopProject: %v", err)
-	}
-	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "snap1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation})
-	if err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	if snap, err = vols.WaitReady(ctx, snap); err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
-	if err := r.DestroyProject(ctx, pr.p, pr.cs); err != nil {
-		t.Fatalf("DestroyProject: %v", err)
-	}
+	snap := pr.hibernate(vols, "snap1")
 	nets, err := r.networksNamed(ctx, r.networkName(pr.p))
 	if err != nil || len(nets) != 0 {
 		t.Fatalf("network after DestroyProject: %v, %v", nets, err)
 	}
-	if err := r.EnsureProject(ctx, pr.p); err != nil {
-		t.Fatalf("EnsureProject: %v", err)
-	}
-	if err := vols.Restore(ctx, pr.p, snap); err != nil {
-		t.Fatalf("Restore: %v", err)
-	}
-	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, before) {
-		t.Errorf("restored tree differs:\nbefore %v\nafter  %v", before, after)
-	}
+	pr.wake(vols, snap, before)
 	web, _ = pr.serve("web", "web", nil)
 	if res := pr.exec(web, "echo more >> gen/blob && echo new > gen/new && rm link"); res.ExitCode != 0 {
 		t.Errorf("the container cannot change its restored files: exit %d, %s", res.ExitCode, res.Stderr)

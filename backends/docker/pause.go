@@ -2,11 +2,8 @@ package docker
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +14,7 @@ import (
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 
+	"github.com/sailtui/sailtui/backends/internal/pauserec"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
@@ -31,16 +29,9 @@ var _ engine.Pauser = (*Runtime)(nil)
 const pausedDirName = "docker-paused"
 
 type pauseState struct {
-	// Owner is engine.ProcessOwner() of the process that paused; Token tells its pauses apart.
-	Owner      string    `json:"owner"`
-	Token      string    `json:"token"`
-	At         time.Time `json:"at"`
-	Containers []string  `json:"containers"` // Docker container ids
+	pauserec.Hold
+	Containers []string `json:"containers"` // Docker container ids
 }
-
-// livePauses holds the tokens of the pauses this process has not resumed yet: a record naming
-// this process with another token is one whose resume could not remove it.
-var livePauses sync.Map
 
 func (r *Runtime) pausePath(p engine.Project) string {
 	return filepath.Join(r.cfg.StateDir, pausedDirName, p.Slug+".json")
@@ -62,8 +53,6 @@ func (r *Runtime) PauseProject(ctx context.Context, p engine.Project, cs []engin
 	return resume, nil
 }
 
-func noResume(context.Context) error { return nil }
-
 func (r *Runtime) pauseProject(ctx context.Context, p engine.Project) (func(context.Context) error, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return nil, err
@@ -76,8 +65,7 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project) (func(cont
 	if held, err := r.healPauseLocked(ctx, p); err != nil {
 		return nil, err
 	} else if held != nil {
-		return nil, fmt.Errorf("its containers are already paused by %s since %s: %w",
-			held.Owner, held.At.Format(time.RFC3339), engine.ErrBusy)
+		return nil, held.Busy()
 	}
 	list, err := r.projectContainers(ctx, p)
 	if err != nil {
@@ -90,15 +78,14 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project) (func(cont
 		}
 	}
 	if len(ids) == 0 {
-		return noResume, nil
+		return pauserec.NoResume, nil
 	}
-	st := pauseState{Owner: engine.ProcessOwner(), Token: rand.Text(), At: time.Now().UTC(), Containers: ids}
-	livePauses.Store(st.Token, true)
+	st := pauseState{Hold: pauserec.Take(), Containers: ids}
 	if err := r.writePauseState(p, st); err != nil {
-		livePauses.Delete(st.Token)
+		st.Release()
 		return nil, err
 	}
-	pp := &pausedProject{r: r, p: p, token: st.Token}
+	pp := &pausedProject{r: r, p: p, hold: st.Hold}
 	errs := make([]error, len(ids))
 	paused := make([]bool, len(ids))
 	var wg sync.WaitGroup
@@ -139,10 +126,10 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project) (func(cont
 
 // pausedProject is one pause taken by this runtime; resume undoes it once.
 type pausedProject struct {
-	r     *Runtime
-	p     engine.Project
-	token string
-	ids   []string
+	r    *Runtime
+	p    engine.Project
+	hold pauserec.Hold
+	ids  []string
 
 	once sync.Once
 	err  error
@@ -162,13 +149,13 @@ func (pp *pausedProject) doResume(ctx context.Context) error {
 	err := pp.r.unpause(ctx, pp.ids)
 	// Failed or not, the pause is over for this process: the record, kept on a failure, is
 	// now a leftover that the next look at the project's containers tries again.
-	livePauses.Delete(pp.token)
+	pp.hold.Release()
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", pp.p.Slug, err)
 	}
 	st, err := pp.r.readPauseState(pp.p)
-	if err == nil && st != nil && st.Token == pp.token {
-		err = pp.r.removePauseState(pp.p)
+	if err == nil && st != nil && st.Token == pp.hold.Token {
+		err = pauserec.Remove(pp.r.pausePath(pp.p))
 	}
 	if err != nil {
 		return fmt.Errorf("resume %s: %w", pp.p.Slug, err)
@@ -229,36 +216,11 @@ func (r *Runtime) writePauseState(p engine.Project, st pauseState) error {
 	if err := os.MkdirAll(filepath.Dir(r.pausePath(p)), 0o700); err != nil {
 		return fmt.Errorf("record pause: %w", err)
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err == nil {
-		err = hostfs.WriteFileAtomic(r.pausePath(p), append(b, '\n'), 0o600)
-	}
-	if err != nil {
-		return fmt.Errorf("record pause: %w", err)
-	}
-	return nil
+	return pauserec.Write(r.pausePath(p), st)
 }
 
 func (r *Runtime) readPauseState(p engine.Project) (*pauseState, error) {
-	b, err := os.ReadFile(r.pausePath(p))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read pause record: %w", err)
-	}
-	var st pauseState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("pause record %s: %w", r.pausePath(p), err)
-	}
-	return &st, nil
-}
-
-func (r *Runtime) removePauseState(p engine.Project) error {
-	if err := os.Remove(r.pausePath(p)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove pause record: %w", err)
-	}
-	return nil
+	return pauserec.Read[pauseState](r.pausePath(p))
 }
 
 // healPauseLocked unpauses what a sailtui that is gone left paused, and returns the pause still
@@ -268,13 +230,13 @@ func (r *Runtime) healPauseLocked(ctx context.Context, p engine.Project) (*pause
 	if err != nil || st == nil {
 		return nil, err
 	}
-	if live(st.Owner, st.Token) {
+	if st.Live() {
 		return st, nil
 	}
 	if err := r.unpause(context.WithoutCancel(ctx), st.Containers); err != nil {
 		return nil, fmt.Errorf("undo the pause left by %s: %w", st.Owner, err)
 	}
-	return nil, r.removePauseState(p)
+	return nil, pauserec.Remove(r.pausePath(p))
 }
 
 // settlePause looks at a container found paused: a pause left behind by a sailtui that is gone
@@ -295,20 +257,10 @@ func (r *Runtime) settlePause(ctx context.Context, p engine.Project, name string
 	case err != nil:
 		return nil, "", err
 	case held != nil && slices.Contains(held.Containers, ins.ID):
-		return ins, "paused for a snapshot since " + held.At.Local().Format("15:04:05"), nil
+		return ins, held.Detail(), nil
 	case held == nil && before != nil && slices.Contains(before.Containers, ins.ID):
 		ins, err = r.inspect(ctx, name)
 		return ins, "", err
 	}
 	return ins, "", nil
-}
-
-// live reports whether the pause of owner and token is still in progress: its owner runs and,
-// when that is this process, has not resumed it.
-func live(owner, token string) bool {
-	if owner == engine.ProcessOwner() {
-		_, ok := livePauses.Load(token)
-		return ok
-	}
-	return !engine.OwnerDead(owner)
 }

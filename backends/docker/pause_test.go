@@ -1,25 +1,22 @@
 package docker
 
 import (
-	"archive/tar"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // pairWriter renames a new counter into a, then the same counter into z, round after round, so
@@ -49,14 +46,7 @@ func startPairWriter(t *testing.T, r *Runtime, name string) (*project, engine.Co
 	return pr, c
 }
 
-func counterOf(r *Runtime, p engine.Project) int {
-	b, err := os.ReadFile(filepath.Join(r.StorageDir(p), "a"))
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	return n
-}
+func counterOf(r *Runtime, p engine.Project) int { return enginetest.WriterCounter(r.StorageDir, p) }
 
 // waitCounter fails the test unless the writer's counter moves: the container runs.
 func waitCounter(t *testing.T, r *Runtime, p engine.Project) {
@@ -178,36 +168,7 @@ func pairIn(t *testing.T, store *memStore, key string) (a, z int) {
 		t.Fatal(err)
 	}
 	defer rc.Close()
-	zr, err := zstd.NewReader(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
-	a, z = -1, -1
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return a, z
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimPrefix(h.Name, "./")
-		if name != "a" && name != "z" {
-			continue
-		}
-		b, _ := io.ReadAll(tr)
-		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatalf("%s holds %q", name, b)
-		}
-		if name == "a" {
-			a = n
-		} else {
-			z = n
-		}
-	}
+	return enginetest.ArchivedPair(t, rc, key)
 }
 
 // TestPauseLeftByDeadSailtui: a pause whose sailtui died before resuming (its record names a

@@ -42,6 +42,7 @@ import (
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/client"
 
+	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
@@ -447,39 +448,22 @@ func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine
 	if err != nil {
 		return fmt.Errorf("stop project %s: %w", p.Slug, err)
 	}
-	// Concurrently: each stop may wait StopTimeout for its process.
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			errs[i] = r.StopContainer(ctx, p, engine.Container{ProjectID: p.ID, Name: name})
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return containers.StopAll(ctx, p, names, r.StopContainer)
 }
 
 // containerNames is the union of cs and the containers the engine holds for the project, sorted.
 func (r *Runtime) containerNames(ctx context.Context, p engine.Project, cs []engine.Container) ([]string, error) {
-	set := map[string]bool{}
-	for _, c := range cs {
-		set[c.Name] = true
-	}
 	list, err := r.projectContainers(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	var held []string
 	for _, c := range list {
 		if n := c.Labels[LabelContainer]; n != "" {
-			set[n] = true
+			held = append(held, n)
 		}
 	}
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, nil
+	return containers.Names(cs, held), nil
 }
 
 // DestroyProject removes the project's containers, its network, its directory or volume (only

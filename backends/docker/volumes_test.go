@@ -100,19 +100,7 @@ func TestVolumeProject(t *testing.T) {
 	// Hibernate: snapshot, verify, destroy.
 	pr.exec(web, "mkdir -p gen empty/d && head -c 100000 /bin/busybox > gen/blob && ln -s gen/blob link && chmod 600 gen/blob")
 	before := treeDigest(t, r.StorageDir(pr.p))
-	if err := r.StopProject(ctx, pr.p, pr.cs); err != nil {
-		t.Fatalf("StopProject: %v", err)
-	}
-	snap, err := vols.Create(ctx, pr.p, engine.Snapshot{ID: "hib1", ProjectID: pr.p.ID, Owner: pr.p.Owner, Type: engine.SnapshotHibernation})
-	if err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-	if snap, err = vols.WaitReady(ctx, snap); err != nil {
-		t.Fatalf("WaitReady: %v", err)
-	}
-	if err := r.DestroyProject(ctx, pr.p, pr.cs); err != nil {
-		t.Fatalf("DestroyProject: %v", err)
-	}
+	snap := pr.hibernate(vols, "hib1")
 	if _, err := cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{}); !cerrdefs.IsNotFound(err) {
 		t.Fatalf("volume %s after DestroyProject: %v", name, err)
 	}
@@ -147,15 +135,7 @@ func TestVolumeProject(t *testing.T) {
 	}
 
 	// Wake: a new volume, the snapshot swapped in.
-	if err := r.EnsureProject(ctx, pr.p); err != nil {
-		t.Fatalf("EnsureProject: %v", err)
-	}
-	if err := vols.Restore(ctx, pr.p, snap); err != nil {
-		t.Fatalf("Restore: %v", err)
-	}
-	if after := treeDigest(t, r.StorageDir(pr.p)); !slices.Equal(after, before) {
-		t.Errorf("woken tree differs:\nbefore %v\nafter  %v", before, after)
-	}
+	pr.wake(vols, snap, before)
 	checkVolumeDirClean(t, r, pr.p)
 	pr.cs = nil
 	web, _ = pr.serve("web", "web", greeting, "api")

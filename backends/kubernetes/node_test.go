@@ -35,14 +35,7 @@ func newNodeRuntime(t testing.TB, n *k8stest.Node, tweak ...func(*kubernetes.Con
 		SnapshotReadyTimeout: time.Minute,
 		DeleteTimeout:        2 * time.Minute,
 	}
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	rt, err := kubernetes.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rt
+	return newRuntimeFrom(t, cfg, tweak)
 }
 
 // The whole Runtime contract, against real pods on the real node.

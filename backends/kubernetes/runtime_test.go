@@ -41,6 +41,12 @@ func newRuntime(t testing.TB, c *k8stest.Cluster, tweak ...func(*kubernetes.Conf
 		DeleteTimeout:        60 * time.Second,
 		Sweeper:              kubernetes.SweeperNamespace + "/" + kubernetes.SweeperServiceAccount,
 	}
+	return newRuntimeFrom(t, cfg, tweak)
+}
+
+// newRuntimeFrom is the runtime of cfg changed by each of tweak in turn.
+func newRuntimeFrom(t testing.TB, cfg kubernetes.Config, tweak []func(*kubernetes.Config)) *kubernetes.Runtime {
+	t.Helper()
 	for _, f := range tweak {
 		f(&cfg)
 	}
@@ -190,26 +196,7 @@ func TestStartTwoContainerProject(t *testing.T) {
 	}
 	// The ReplicaSets made pods (Pod Security admission let them in), and once "kubelet" says
 	// they run, the engine sees both containers running.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, sts, err := eng.Containers(ctx, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		running := 0
-		for _, st := range sts {
-			if st.Status.State == engine.ContainerRunning {
-				running++
-			}
-		}
-		if running == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("containers not running: %+v", sts)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitRunning(t, eng, p, 2)
 }
 
 // Hibernate snapshots the PVC and deletes the namespace only once the snapshot is ready; wake

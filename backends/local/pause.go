@@ -2,8 +2,6 @@ package local
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/pauserec"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
@@ -29,10 +28,7 @@ const PauseTimeout = 5 * time.Second
 // removed once they are continued, so a sailtui that finds it with its owner gone knows whose
 // groups to continue. The dot keeps it out of containerNames.
 type pauseState struct {
-	// Owner is engine.ProcessOwner() of the process that paused; Token tells its pauses apart.
-	Owner  string        `json:"owner"`
-	Token  string        `json:"token"`
-	At     time.Time     `json:"at"`
+	pauserec.Hold
 	Groups []pausedGroup `json:"groups"`
 }
 
@@ -41,10 +37,6 @@ type pausedGroup struct {
 	PID        int    `json:"pid"`
 	StartTicks uint64 `json:"start_ticks"`
 }
-
-// livePauses holds the tokens of the pauses this process has not resumed yet: a record naming
-// this process with another token is one whose resume could not remove it.
-var livePauses sync.Map
 
 func (r *Runtime) pausePath(slug string) string { return filepath.Join(r.runDir(slug), ".pause.json") }
 func (r *Runtime) pauseLockPath(slug string) string {
@@ -72,8 +64,6 @@ func (r *Runtime) PauseProject(ctx context.Context, p engine.Project, cs []engin
 	return resume, nil
 }
 
-func noResume(context.Context) error { return nil }
-
 func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engine.Container) (func(context.Context) error, error) {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return nil, err
@@ -83,14 +73,14 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engin
 	}
 	if !supported {
 		// No container process can run here (StartContainer refuses): nothing to pause.
-		return noResume, nil
+		return pauserec.NoResume, nil
 	}
 	names, err := r.containerNames(p.Slug, cs)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(r.runDir(p.Slug)); errors.Is(err, fs.ErrNotExist) {
-		return noResume, nil // never started anything
+		return pauserec.NoResume, nil // never started anything
 	}
 	unlock, err := lockFile(ctx, r.pauseLockPath(p.Slug), true)
 	if err != nil {
@@ -105,8 +95,7 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engin
 	if held, err := r.healPauseLocked(p.Slug); err != nil {
 		return nil, err
 	} else if held != nil {
-		return nil, fmt.Errorf("its containers are already paused by %s since %s: %w",
-			held.Owner, held.At.Format(time.RFC3339), engine.ErrBusy)
+		return nil, held.Busy()
 	}
 	var groups []pausedGroup
 	for _, name := range names {
@@ -121,7 +110,7 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engin
 		groups = append(groups, pausedGroup{Container: name, PID: rec.PID, StartTicks: rec.StartTicks})
 	}
 	if len(groups) == 0 {
-		return noResume, nil
+		return pauserec.NoResume, nil
 	}
 	// The watchdog and the record come before the first SIGSTOP: there is no moment at which a
 	// group is stopped and nothing would continue it.
@@ -129,18 +118,11 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engin
 	if err != nil {
 		return nil, fmt.Errorf("start pause watchdog: %w", err)
 	}
-	st := pauseState{Owner: engine.ProcessOwner(), Token: rand.Text(), At: time.Now().UTC(), Groups: groups}
-	// Live before it is recorded: a status read in this process must never take the record
-	// for a leftover.
-	livePauses.Store(st.Token, true)
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err == nil {
-		err = hostfs.WriteFileAtomic(r.pausePath(p.Slug), append(b, '\n'), 0o600)
-	}
-	if err != nil {
-		livePauses.Delete(st.Token)
+	st := pauseState{Hold: pauserec.Take(), Groups: groups}
+	if err := pauserec.Write(r.pausePath(p.Slug), st); err != nil {
+		st.Release()
 		watch.stop()
-		return nil, fmt.Errorf("record pause: %w", err)
+		return nil, err
 	}
 	// Not held during the pause: status reads of the project would wait for the whole walk.
 	unlock()
@@ -213,7 +195,7 @@ func (pp *pausedProject) doResume(ctx context.Context) error {
 	}
 	// Only once the groups run again: until then the watchdog is what guards them.
 	pp.watch.stop()
-	livePauses.Delete(pp.state.Token)
+	pp.state.Release()
 	if err := pp.r.clearPause(ctx, pp.slug, pp.state.Token); err != nil {
 		// The groups run; a record left behind is cleared by whoever reads it after this
 		// process is gone (continuing running groups changes nothing).
@@ -235,29 +217,11 @@ func (r *Runtime) clearPause(ctx context.Context, slug, token string) error {
 		return fmt.Errorf("lock pause record: %w", err)
 	}
 	defer unlock()
-	st, err := readPauseState(r.pausePath(slug))
+	st, err := pauserec.Read[pauseState](r.pausePath(slug))
 	if err != nil || st == nil || st.Token != token {
 		return err
 	}
-	if err := os.Remove(r.pausePath(slug)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove pause record: %w", err)
-	}
-	return nil
-}
-
-func readPauseState(path string) (*pauseState, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read pause record: %w", err)
-	}
-	var st pauseState
-	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("pause record %s: %w", path, err)
-	}
-	return &st, nil
+	return pauserec.Remove(r.pausePath(slug))
 }
 
 // healPause continues the groups of a pause whose owner is gone, and returns the pause that is
@@ -279,11 +243,11 @@ func (r *Runtime) healPause(ctx context.Context, slug string) (*pauseState, erro
 }
 
 func (r *Runtime) healPauseLocked(slug string) (*pauseState, error) {
-	st, err := readPauseState(r.pausePath(slug))
+	st, err := pauserec.Read[pauseState](r.pausePath(slug))
 	if err != nil || st == nil {
 		return nil, err
 	}
-	if live(st.Owner, st.Token) {
+	if st.Live() {
 		return st, nil
 	}
 	var errs []error
@@ -295,10 +259,7 @@ func (r *Runtime) healPauseLocked(slug string) (*pauseState, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := os.Remove(r.pausePath(slug)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("remove pause record: %w", err)
-	}
-	return nil, nil
+	return nil, pauserec.Remove(r.pausePath(slug))
 }
 
 // detail is what ContainerStatus says of a container held by a pause in progress.
@@ -308,18 +269,8 @@ func (st *pauseState) detail(name string) string {
 	}
 	for _, g := range st.Groups {
 		if g.Container == name {
-			return "paused for a snapshot since " + st.At.Local().Format("15:04:05")
+			return st.Detail()
 		}
 	}
 	return ""
-}
-
-// live reports whether the pause of owner and token is still in progress: its owner runs and,
-// when that is this process, has not resumed it.
-func live(owner, token string) bool {
-	if owner == engine.ProcessOwner() {
-		_, ok := livePauses.Load(token)
-		return ok
-	}
-	return !engine.OwnerDead(owner)
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -119,11 +118,9 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	if strings.TrimSpace(spec.Command) == "" {
-		return engine.ContainerStatus{}, fmt.Errorf("no startup command (neither the container nor TESSLATE.md gives one): %w", engine.ErrBadInput)
-	}
-	if strings.IndexByte(spec.Command, 0) >= 0 {
-		return engine.ContainerStatus{}, fmt.Errorf("startup command contains a NUL byte: %w", engine.ErrBadInput)
+	// The local runtime runs no image: every container needs a command.
+	if err := spec.CheckCommand(true); err != nil {
+		return engine.ContainerStatus{}, err
 	}
 	if !supported {
 		return engine.ContainerStatus{}, errUnsupportedOS()

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/backends/internal/trash"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
@@ -202,39 +203,22 @@ func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine
 	if err != nil {
 		return fmt.Errorf("stop project %s: %w", p.Slug, err)
 	}
-	// Concurrently: each stop may wait StopTimeout for its process.
-	errs := make([]error, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			errs[i] = r.StopContainer(ctx, p, engine.Container{ProjectID: p.ID, Name: name})
-		})
-	}
-	wg.Wait()
-	return errors.Join(errs...)
+	return containers.StopAll(ctx, p, names, r.StopContainer)
 }
 
 // containerNames is the union of cs and the containers with run records, sorted.
 func (r *Runtime) containerNames(slug string, cs []engine.Container) ([]string, error) {
-	set := map[string]bool{}
-	for _, c := range cs {
-		set[c.Name] = true
-	}
 	ents, err := os.ReadDir(r.runDir(slug))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	var held []string
 	for _, e := range ents {
 		if name, ok := strings.CutSuffix(e.Name(), ".json"); ok && hostfs.CheckName("container", name) == nil {
-			set[name] = true
+			held = append(held, name)
 		}
 	}
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names, nil
+	return containers.Names(cs, held), nil
 }
 
 // DestroyProject stops every container of the project and removes its directory and run

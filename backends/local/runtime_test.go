@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs/hostfstest"
 	"github.com/sailtui/sailtui/engine/runtimetest"
 )
 
@@ -500,62 +501,25 @@ func TestExecDetails(t *testing.T) {
 	}
 }
 
+// TestResolve: the runtime's file operations refuse what hostfs refuses, in its words
+// (hostfstest.Resolve).
 func TestResolve(t *testing.T) {
 	f := newFixture(t)
-	root := f.r.StorageDir(f.p)
-	for _, l := range [][2]string{
-		{root + "/inside.txt", "abs-inside"}, // absolute, even though it points inside
-		{"loop-b", "loop-a"},
-		{"loop-a", "loop-b"},
-		{"nowhere/x", "dangling"},
-		{"d/../../..", "sneaky"},
-	} {
-		if err := os.Symlink(l[0], filepath.Join(root, l[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "inside.txt"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"abs-inside", "loop-a", "sneaky"} {
-		var b bytes.Buffer
-		err := f.r.ReadFile(t.Context(), f.p, p, &b)
-		if !errors.Is(err, engine.ErrBadPath) {
-			t.Errorf("ReadFile(%q): %v, want ErrBadPath", p, err)
-		}
-	}
-	var b bytes.Buffer
-	err := f.r.ReadFile(t.Context(), f.p, "abs-inside", &b)
-	if err == nil || !strings.Contains(err.Error(), "absolute") {
-		t.Errorf("error for an absolute link does not say so: %v", err)
-	}
-	// A dangling link inside is written through: its target is created inside.
-	if err := f.r.WriteFile(t.Context(), f.p, "dangling", strings.NewReader("made")); err != nil {
-		t.Fatalf("write through a dangling link: %v", err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(root, "nowhere/x")); string(got) != "made" {
-		t.Errorf("dangling link target reads %q", got)
-	}
-	// The error names the problem.
-	for p, want := range map[string]string{"../x": "..", "/etc/passwd": "absolute", "a\x00b": "NUL", "sneaky/x": "outside"} {
-		err := f.r.WriteFile(t.Context(), f.p, p, strings.NewReader(""))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("WriteFile(%q): %v, want it to mention %q", p, err, want)
-		}
-	}
-	// Temp files of atomic writes are not left behind, and a mode is kept.
-	if err := os.Chmod(filepath.Join(root, "inside.txt"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.r.WriteFile(t.Context(), f.p, "inside.txt", strings.NewReader("y")); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(filepath.Join(root, "inside.txt")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode after rewrite %v", fi.Mode())
-	}
-	if m, _ := filepath.Glob(filepath.Join(root, ".*tmp")); len(m) > 0 {
-		t.Errorf("temp files left: %v", m)
-	}
+	hostfstest.Resolve(t, f.r.StorageDir(f.p), projectFiles{f.r, f.p})
+}
+
+// projectFiles is the file API of one project of a runtime.
+type projectFiles struct {
+	r *Runtime
+	p engine.Project
+}
+
+func (pf projectFiles) ReadFile(ctx context.Context, name string, w io.Writer) error {
+	return pf.r.ReadFile(ctx, pf.p, name, w)
+}
+
+func (pf projectFiles) WriteFile(ctx context.Context, name string, r io.Reader) error {
+	return pf.r.WriteFile(ctx, pf.p, name, r)
 }
 
 func TestLogsFollowTruncateRotate(t *testing.T) {

@@ -19,15 +19,13 @@ var migrationFiles embed.FS
 // migrateLockKey is the advisory lock that serialises migrations of one database ("sailtui").
 const migrateLockKey int64 = 0x7361696c747569
 
-func loadMigrations() ([]schema.Migration, error) { return schema.Load(migrationFiles, "migrations") }
-
 // migrate applies the pending migrations in one transaction holding a transaction-scoped
 // advisory lock: processes starting together queue on the lock, and the later ones find the
 // work done. DDL is transactional in PostgreSQL, so a failed migration leaves nothing behind.
 func (s *Store) migrate(ctx context.Context) error {
-	ms, err := loadMigrations()
+	ms, err := schema.Load(migrationFiles, "migrations")
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return err
 	}
 	latest := len(ms)
 	err = s.tx(ctx, func(tx pgx.Tx) error {

@@ -33,13 +33,7 @@ func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO operations (`+opCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
 		op.StartedAt, op.UpdatedAt, op.FinishedAt, op.Error)
-	switch {
-	case isUnique(err):
-		err = fmt.Errorf("%w: op id is in use", engine.ErrExists)
-	case isForeignKey(err):
-		err = fmt.Errorf("project %s: %w", op.ProjectID, engine.ErrNotFound)
-	}
-	if err != nil {
+	if err = sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "op", op.ProjectID); err != nil {
 		return fmt.Errorf("insert %s op %s of project %s: %w", op.Kind, op.ID, op.ProjectID, badInput(err))
 	}
 	return nil
@@ -64,13 +58,7 @@ func (s *Store) UpdateOp(ctx context.Context, op engine.Operation) error {
 // GetOp finds a journaled operation.
 func (s *Store) GetOp(ctx context.Context, id string) (engine.Operation, error) {
 	op, err := scanOp(s.pool.QueryRow(ctx, `SELECT `+opCols+` FROM operations WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, badInput(err))
-	}
-	return op, nil
+	return sqlstore.Found(op, badInput(err), pgx.ErrNoRows, "op", id)
 }
 
 // ListOps lists a project's operations, newest first; ties go to the later insert.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -54,9 +53,7 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 		if err != nil {
 			return badInput(err)
 		}
-		return sqlstore.PutChildren(p.ID, cs, conns,
-			func(c engine.Container) error { return putContainer(ctx, tx, c) },
-			func(c engine.Connection) error { return putConnection(ctx, tx, c) })
+		return sqlstore.PutChildren[execer](ctx, tx, p.ID, cs, conns, putContainer, putConnection)
 	})
 	if err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)
@@ -71,13 +68,7 @@ func (s *Store) GetProject(ctx context.Context, idOrSlug string) (engine.Project
 		WHERE id = $1 OR slug = $1
 		ORDER BY id = $1 DESC, status = 'deleted', updated_at DESC, created_at DESC
 		LIMIT 1`, idOrSlug))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, badInput(err))
-	}
-	return p, nil
+	return sqlstore.Found(p, badInput(err), pgx.ErrNoRows, "project", idOrSlug)
 }
 
 // ListProjects lists projects in creation order. Deleted projects are listed when the filter

@@ -44,13 +44,7 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			snap.CreatedAt, snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location,
 			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
-		switch {
-		case isUnique(err):
-			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
-		case isForeignKey(err):
-			return fmt.Errorf("project %s: %w", snap.ProjectID, engine.ErrNotFound)
-		}
-		return badInput(err)
+		return badInput(sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "snapshot", snap.ProjectID))
 	}
 	if sqlstore.OnTimeline(snap) {
 		err = s.tx(ctx, func(tx pgx.Tx) error {
@@ -155,13 +149,7 @@ func (s *Store) UndeleteSnapshot(ctx context.Context, id string, deletedAfter ti
 // GetSnapshot finds a snapshot by id, deleted or not.
 func (s *Store) GetSnapshot(ctx context.Context, id string) (engine.Snapshot, error) {
 	snap, err := scanSnapshot(s.pool.QueryRow(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = $1`, id))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, badInput(err))
-	}
-	return snap, nil
+	return sqlstore.Found(snap, badInput(err), pgx.ErrNoRows, "snapshot", id)
 }
 
 // ListSnapshots lists snapshots oldest first. OnlyDeletedBefore lists soft-deleted snapshots

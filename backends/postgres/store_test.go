@@ -12,6 +12,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/schema"
 	"github.com/sailtui/sailtui/engine/storetest"
 )
 
@@ -50,7 +51,7 @@ func TestSeveralHandlesOneDatabase(t *testing.T) {
 // The migration tests of every SQL store, on a new database each. Without the advisory lock
 // some of the concurrent first opens would fail on "relation already exists".
 func TestSchema(t *testing.T) {
-	ms, err := loadMigrations()
+	ms, err := schema.Load(migrationFiles, "migrations")
 	if err != nil {
 		t.Fatal(err)
 	}

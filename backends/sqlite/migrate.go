@@ -16,12 +16,10 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-func loadMigrations() ([]schema.Migration, error) { return schema.Load(migrationFiles, "migrations") }
-
 func (s *Store) migrate(ctx context.Context) error {
-	ms, err := loadMigrations()
+	ms, err := schema.Load(migrationFiles, "migrations")
 	if err != nil {
-		return fmt.Errorf("load migrations: %w", err)
+		return err
 	}
 	latest := len(ms)
 	err = s.write(ctx, func(tx *sql.Tx) error {

@@ -34,13 +34,7 @@ func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
 			toMicros(op.StartedAt), toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error)
-		switch {
-		case isUnique(err):
-			return fmt.Errorf("%w: op id is in use", engine.ErrExists)
-		case isForeignKey(err):
-			return fmt.Errorf("project %s: %w", op.ProjectID, engine.ErrNotFound)
-		}
-		return err
+		return sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "op", op.ProjectID)
 	})
 	if err != nil {
 		return fmt.Errorf("insert %s op %s of project %s: %w", op.Kind, op.ID, op.ProjectID, err)
@@ -67,13 +61,7 @@ func (s *Store) UpdateOp(ctx context.Context, op engine.Operation) error {
 // GetOp finds a journaled operation.
 func (s *Store) GetOp(ctx context.Context, id string) (engine.Operation, error) {
 	op, err := scanOp(s.db.QueryRowContext(ctx, `SELECT `+opCols+` FROM operations WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Operation{}, fmt.Errorf("get op %s: %w", id, err)
-	}
-	return op, nil
+	return sqlstore.Found(op, err, sql.ErrNoRows, "op", id)
 }
 
 // ListOps lists a project's operations, newest first; ties go to the later insert.

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -46,9 +45,7 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 		if err != nil {
 			return err
 		}
-		return sqlstore.PutChildren(p.ID, cs, conns,
-			func(c engine.Container) error { return putContainer(ctx, tx, c) },
-			func(c engine.Connection) error { return putConnection(ctx, tx, c) })
+		return sqlstore.PutChildren(ctx, tx, p.ID, cs, conns, putContainer, putConnection)
 	})
 	if err != nil {
 		return fmt.Errorf("create project %s: %w", p.Slug, err)
@@ -63,13 +60,7 @@ func (s *Store) GetProject(ctx context.Context, idOrSlug string) (engine.Project
 		WHERE id = ? OR slug = ?
 		ORDER BY id = ? DESC, status = 'deleted', updated_at DESC, created_at DESC
 		LIMIT 1`, idOrSlug, idOrSlug, idOrSlug))
-	if errors.Is(err, sql.ErrNoRows) {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Project{}, fmt.Errorf("get project %s: %w", idOrSlug, err)
-	}
-	return p, nil
+	return sqlstore.Found(p, err, sql.ErrNoRows, "project", idOrSlug)
 }
 
 // ListProjects lists projects in creation order. Deleted projects are listed when the filter

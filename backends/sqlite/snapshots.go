@@ -49,13 +49,7 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			toMicros(snap.CreatedAt), toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes,
 			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
-		switch {
-		case isUnique(err):
-			return fmt.Errorf("%w: snapshot id is in use", engine.ErrExists)
-		case isForeignKey(err):
-			return fmt.Errorf("project %s: %w", snap.ProjectID, engine.ErrNotFound)
-		}
-		return err
+		return sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "snapshot", snap.ProjectID)
 	})
 	if err != nil {
 		return fmt.Errorf("insert snapshot %s of project %s: %w", snap.ID, snap.ProjectID, err)
@@ -137,13 +131,7 @@ func (s *Store) UndeleteSnapshot(ctx context.Context, id string, deletedAfter ti
 // GetSnapshot finds a snapshot by id, deleted or not.
 func (s *Store) GetSnapshot(ctx context.Context, id string) (engine.Snapshot, error) {
 	snap, err := scanSnapshot(s.db.QueryRowContext(ctx, `SELECT `+snapshotCols+` FROM snapshots WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, engine.ErrNotFound)
-	}
-	if err != nil {
-		return engine.Snapshot{}, fmt.Errorf("get snapshot %s: %w", id, err)
-	}
-	return snap, nil
+	return sqlstore.Found(snap, err, sql.ErrNoRows, "snapshot", id)
 }
 
 // ListSnapshots lists snapshots oldest first. OnlyDeletedBefore lists soft-deleted snapshots

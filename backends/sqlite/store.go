@@ -18,6 +18,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/schema"
 )
 
 // busyTimeout is how long a statement waits for another process's write lock before failing.
@@ -85,10 +86,10 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
 	}
 	s := &Store{db: db, path: path, writeSem: make(chan struct{}, 1)}
-	ms, err := loadMigrations()
+	ms, err := schema.Load(migrationFiles, "migrations")
 	if err == nil {
 		var cur int
-		if err = db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&cur); err == nil && cur != len(ms) {
+		if err = db.QueryRowContext(ctx, schema.VersionQuery).Scan(&cur); err == nil && cur != len(ms) {
 			err = fmt.Errorf("database schema version %d, this sailtui needs %d: open it once where it can be written to migrate it", cur, len(ms))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/schema"
 	"github.com/sailtui/sailtui/engine/storetest"
 )
 
@@ -40,7 +41,7 @@ func TestTwoHandlesOneFile(t *testing.T) {
 
 // The migration tests of every SQL store, on a new file each.
 func TestSchema(t *testing.T) {
-	ms, err := loadMigrations()
+	ms, err := schema.Load(migrationFiles, "migrations")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,6 +56,35 @@ func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
 	})
 }
 
+// printsSnapshot is the RunE of a command that changes one snapshot and answers with it: the
+// engine is opened, do runs, and the snapshot it returns is printed.
+func printsSnapshot(a *app, do func(cmd *cobra.Command, eng *engine.Engine, args []string) (engine.Snapshot, error)) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		eng, err := a.engine(cmd.Context())
+		if err != nil {
+			return err
+		}
+		s, err := do(cmd, eng, args)
+		if err != nil {
+			return err
+		}
+		return printSnapshot(a, cmd, s)
+	}
+}
+
+// confirmSnapshot resolves args[1] as a snapshot of project args[0] and asks the operator to
+// confirm what (said of that snapshot) unless --yes was given.
+func confirmSnapshot(cmd *cobra.Command, a *app, eng *engine.Engine, args []string, what func(engine.Snapshot) string) (engine.Snapshot, error) {
+	snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+	if err != nil {
+		return engine.Snapshot{}, err
+	}
+	if err := confirm(a.cfg, what(snap)); err != nil {
+		return engine.Snapshot{}, err
+	}
+	return snap, nil
+}
+
 func snapshotCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "snapshot",
@@ -113,19 +142,11 @@ brings one back.`,
 	create := &cobra.Command{
 		Use: "create SLUG", Short: "Take a manual snapshot; returns once it is ready or failed", Args: cobra.ExactArgs(1),
 		Example: `  sailtui snapshot create shop --label "before upgrading react"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			eng, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
+		RunE: printsSnapshot(a, func(cmd *cobra.Command, eng *engine.Engine, args []string) (engine.Snapshot, error) {
 			ctx, done := a.withProgress(cmd.Context())
-			s, err := eng.CreateSnapshot(ctx, args[0], label)
-			done()
-			if err != nil {
-				return err
-			}
-			return printSnapshot(a, cmd, s)
-		},
+			defer done()
+			return eng.CreateSnapshot(ctx, args[0], label)
+		}),
 	}
 	create.Flags().StringVar(&label, "label", "", "label shown in the timeline")
 
@@ -138,11 +159,10 @@ brings one back.`,
 			if err != nil {
 				return err
 			}
-			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
+			snap, err := confirmSnapshot(cmd, a, eng, args, func(s engine.Snapshot) string {
+				return fmt.Sprintf("replace the files of %s with snapshot %s (%q)", args[0], s.ID, s.Label)
+			})
 			if err != nil {
-				return err
-			}
-			if err := confirm(a.cfg, fmt.Sprintf("replace the files of %s with snapshot %s (%q)", args[0], snap.ID, snap.Label)); err != nil {
 				return err
 			}
 			ctx, done := a.withProgress(cmd.Context())
@@ -167,18 +187,12 @@ brings one back.`,
 		Long:    "Change a snapshot's label.\n\n" + snapshotArg,
 		Example: `  sailtui snapshot label shop manual-20261129-1015 --label "known good"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			eng, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
 			if !cmd.Flags().Changed("label") {
 				return fmt.Errorf("snapshot label: give the new label with --label: %w", engine.ErrBadInput)
 			}
-			s, err := eng.RelabelSnapshot(cmd.Context(), args[0], args[1], label)
-			if err != nil {
-				return err
-			}
-			return printSnapshot(a, cmd, s)
+			return printsSnapshot(a, func(cmd *cobra.Command, eng *engine.Engine, args []string) (engine.Snapshot, error) {
+				return eng.RelabelSnapshot(cmd.Context(), args[0], args[1], label)
+			})(cmd, args)
 		},
 	}
 	relabel.Flags().StringVar(&label, "label", "", "the new label")
@@ -187,27 +201,18 @@ brings one back.`,
 		Use: "rm SLUG SNAPSHOT", Short: "Remove a snapshot (kept 30 days, then purged)", Args: cobra.ExactArgs(2),
 		Long:    "Remove a snapshot (kept 30 days, then purged; snapshot undelete brings it back until then).\n\n" + snapshotArg,
 		Example: "  sailtui snapshot rm shop \"before the upgrade\" --yes",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			eng, err := a.engine(cmd.Context())
+		RunE: printsSnapshot(a, func(cmd *cobra.Command, eng *engine.Engine, args []string) (engine.Snapshot, error) {
+			snap, err := confirmSnapshot(cmd, a, eng, args, func(s engine.Snapshot) string {
+				return fmt.Sprintf("remove snapshot %s (%q) of %s", s.ID, s.Label, args[0])
+			})
 			if err != nil {
-				return err
-			}
-			snap, err := eng.ResolveSnapshot(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
-			}
-			if err := confirm(a.cfg, fmt.Sprintf("remove snapshot %s (%q) of %s", snap.ID, snap.Label, args[0])); err != nil {
-				return err
+				return engine.Snapshot{}, err
 			}
 			if err := eng.DeleteSnapshot(cmd.Context(), args[0], snap.ID); err != nil {
-				return err
+				return engine.Snapshot{}, err
 			}
-			s, err := eng.Snapshot(cmd.Context(), args[0], snap.ID)
-			if err != nil {
-				return err
-			}
-			return printSnapshot(a, cmd, s)
-		},
+			return eng.Snapshot(cmd.Context(), args[0], snap.ID)
+		}),
 	}
 	rm.Flags().BoolVarP(&a.cfg.Yes, "yes", "y", false, "do not ask for confirmation")
 
@@ -219,17 +224,9 @@ that failed have no data and cannot come back. sailtui snapshot ls --all lists d
 
 ` + snapshotArg + " Only deleted snapshots are looked at.",
 		Example: `  sailtui snapshot undelete shop "before the upgrade"`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			eng, err := a.engine(cmd.Context())
-			if err != nil {
-				return err
-			}
-			s, err := eng.UndeleteSnapshot(cmd.Context(), args[0], args[1])
-			if err != nil {
-				return err
-			}
-			return printSnapshot(a, cmd, s)
-		},
+		RunE: printsSnapshot(a, func(cmd *cobra.Command, eng *engine.Engine, args []string) (engine.Snapshot, error) {
+			return eng.UndeleteSnapshot(cmd.Context(), args[0], args[1])
+		}),
 	}
 
 	cmd.AddCommand(ls, create, restore, relabel, rm, undelete)

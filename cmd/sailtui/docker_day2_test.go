@@ -1,9 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -241,23 +240,7 @@ func (c *cli) runWithin(d time.Duration, stdin io.Reader, args ...string) result
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.t.Context(), d)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
-	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), c.env...)
-	cmd.Stdin = stdin
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		c.t.Fatalf("sailtui %s still running after %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), d, so.String(), se.String())
-	}
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		c.t.Fatalf("run sailtui %v: %v", args, err)
-	}
-	return result{so.String(), se.String(), code}
+	return c.runCtx(ctx, fmt.Sprintf("still running after %s", d), stdin, nil, args...)
 }
 
 // TestDockerLogsOutliveStop (issue 20, item 4): a stop removes the Docker container, and its

@@ -59,12 +59,23 @@ type result struct {
 
 func (c *cli) runIn(stdin io.Reader, env []string, args ...string) result {
 	c.t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
+	// Not the test's context: cleanups run commands too, after it has ended.
+	return c.runCtx(context.Background(), "", stdin, env, args...)
+}
+
+// runCtx runs sailtui under ctx, with env added to the cli's. A command that ctx ends fails
+// the test, saying late (what ctx's end means) and what it had written.
+func (c *cli) runCtx(ctx context.Context, late string, stdin io.Reader, env []string, args ...string) result {
+	c.t.Helper()
+	cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"--state-dir", c.state}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1"), append(c.env, env...)...)
 	cmd.Stdin = stdin
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		c.t.Fatalf("sailtui %s %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), late, so.String(), se.String())
+	}
 	code := 0
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -347,100 +347,103 @@ func (w *walker) entry(d walkDir, rel, name string, kind entryKind) error {
 	if w.rootLen+1+len(rel) > maxPathLen {
 		return fmt.Errorf("%q: path too long to archive: %d bytes with the root, the limit is %d", rel, w.rootLen+1+len(rel), maxPathLen)
 	}
-	lastErr := errChanged
+	c := &classified{rel: rel, kind: kind, lastErr: errChanged}
 	for range maxClassify {
-		if kind == kindUnknown {
-			es, err := d.lstat(name)
-			if errors.Is(err, errChanged) {
-				lastErr = err
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("%q: %w", rel, err)
-			}
-			kind = es.kind
-		}
-		if w.m.excluded(rel, kind == kindDir) {
-			w.st.Excluded++
-			return nil
-		}
-		switch kind {
-		case kindDir:
-			sub, es, err := d.openDir(name)
-			if errors.Is(err, errChanged) {
-				lastErr, kind = err, kindUnknown
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("%q: %w", rel, err)
-			}
-			err = w.dir(sub, rel, es)
-			sub.close()
+		if done, err := w.entryAs(d, name, c); done || err != nil {
 			return err
-		case kindSymlink:
-			if w.aw == nil {
-				return nil // a link carries no payload
-			}
-			es, err := d.lstat(name)
-			var target string
-			if err == nil && es.kind == kindSymlink {
-				target, err = d.readlink(name, &w.linkBuf)
-			}
-			if errors.Is(err, errChanged) {
-				lastErr, kind = err, kindUnknown
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("%q: %w", rel, err)
-			}
-			if es.kind != kindSymlink {
-				kind = es.kind
-				continue
-			}
-			return w.aw.symlink(rel, target, es)
-		case kindRegular:
-			if w.aw == nil {
-				es, err := d.lstat(name)
-				if errors.Is(err, errChanged) {
-					lastErr, kind = err, kindUnknown
-					continue
-				}
-				if err != nil {
-					return fmt.Errorf("%q: %w", rel, err)
-				}
-				if es.kind != kindRegular {
-					kind = es.kind
-					continue
-				}
-				w.total += es.size
-				return nil
-			}
-			f, es, err := d.openFile(name)
-			if errors.Is(err, errChanged) {
-				lastErr, kind = err, kindUnknown
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("%q: %w", rel, err)
-			}
-			if es.kind != kindRegular {
-				// Something else was put at the name since it was listed; it is looked at
-				// again as what it is now, through the same descriptor-relative opens.
-				_ = f.Close()
-				kind = es.kind
-				continue
-			}
-			err = w.aw.file(rel, f, es)
-			if cerr := f.Close(); err == nil && cerr != nil {
-				err = fmt.Errorf("%q: close: %w", rel, cerr)
-			}
-			return err
-		default:
-			w.st.Skipped++
-			return nil
 		}
 	}
-	return fmt.Errorf("%q: %w", rel, lastErr)
+	return fmt.Errorf("%q: %w", rel, c.lastErr)
+}
+
+// classified is what one entry is taken to be, look after look.
+type classified struct {
+	rel     string
+	kind    entryKind
+	lastErr error // why it was last looked at again
+}
+
+// settled sorts the outcome of one look at the entry (err, and got, the kind its descriptor or
+// stat found): true when it is what c.kind said; false with nil when it is to be looked at again
+// (it changed: from the listing, or as got); false with the error, said of the entry, otherwise.
+func (c *classified) settled(err error, got entryKind) (bool, error) {
+	switch {
+	case errors.Is(err, errChanged):
+		c.lastErr, c.kind = err, kindUnknown
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("%q: %w", c.rel, err)
+	case got != c.kind:
+		c.kind = got
+		return false, nil
+	}
+	return true, nil
+}
+
+// entryAs is one look at the entry name of d as c says it is: done (with what archiving it
+// returned), or not done with nil when it is to be looked at again.
+func (w *walker) entryAs(d walkDir, name string, c *classified) (done bool, err error) {
+	rel := c.rel
+	if c.kind == kindUnknown {
+		es, err := d.lstat(name)
+		if ok, err := c.settled(err, kindUnknown); !ok {
+			return false, err
+		}
+		c.kind = es.kind
+	}
+	if w.m.excluded(rel, c.kind == kindDir) {
+		w.st.Excluded++
+		return true, nil
+	}
+	switch c.kind {
+	case kindDir:
+		sub, es, err := d.openDir(name)
+		if ok, err := c.settled(err, kindDir); !ok {
+			return false, err
+		}
+		err = w.dir(sub, rel, es)
+		sub.close()
+		return true, err
+	case kindSymlink:
+		if w.aw == nil {
+			return true, nil // a link carries no payload
+		}
+		es, err := d.lstat(name)
+		var target string
+		if err == nil && es.kind == kindSymlink {
+			target, err = d.readlink(name, &w.linkBuf)
+		}
+		if ok, err := c.settled(err, es.kind); !ok {
+			return false, err
+		}
+		return true, w.aw.symlink(rel, target, es)
+	case kindRegular:
+		if w.aw == nil {
+			es, err := d.lstat(name)
+			if ok, err := c.settled(err, es.kind); !ok {
+				return false, err
+			}
+			w.total += es.size
+			return true, nil
+		}
+		f, es, err := d.openFile(name)
+		if err == nil && es.kind != kindRegular {
+			// Something else was put at the name since it was listed; it is looked at
+			// again as what it is now, through the same descriptor-relative opens.
+			_ = f.Close()
+		}
+		if ok, err := c.settled(err, es.kind); !ok {
+			return false, err
+		}
+		err = w.aw.file(rel, f, es)
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("%q: close: %w", rel, cerr)
+		}
+		return true, err
+	default:
+		w.st.Skipped++
+		return true, nil
+	}
 }
 
 // dir archives the directory open as sub (rel in the archive, described by es) and its tree.

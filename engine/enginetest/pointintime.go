@@ -118,7 +118,13 @@ func eachArchived(t *testing.T, objects string, s engine.Snapshot, fn func(name 
 		t.Fatalf("open archive of %s: %v", s.ID, err)
 	}
 	defer f.Close()
-	zr, err := zstd.NewReader(f)
+	return eachEntry(t, f, s.ID, fn)
+}
+
+// eachEntry is eachArchived over the archive r of snapshot id.
+func eachEntry(t *testing.T, r io.Reader, id string, fn func(name string, r io.Reader)) int {
+	t.Helper()
+	zr, err := zstd.NewReader(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +137,7 @@ func eachArchived(t *testing.T, objects string, s engine.Snapshot, fn func(name 
 			return n
 		}
 		if err != nil {
-			t.Fatalf("read archive of %s: %v", s.ID, err)
+			t.Fatalf("read archive of %s: %v", id, err)
 		}
 		n++
 		fn(strings.TrimPrefix(h.Name, "./"), tr)
@@ -142,8 +148,20 @@ func eachArchived(t *testing.T, objects string, s engine.Snapshot, fn func(name 
 // at objects.
 func archivedPair(t *testing.T, objects string, s engine.Snapshot) (a, z int) {
 	t.Helper()
+	f, err := os.Open(filepath.Join(objects, filepath.FromSlash(s.Location)))
+	if err != nil {
+		t.Fatalf("open archive of %s: %v", s.ID, err)
+	}
+	defer f.Close()
+	return ArchivedPair(t, f, s.ID)
+}
+
+// ArchivedPair reads the counters a and z of PairWriter out of the archive r (of snapshot id):
+// -1 for one that is not in it.
+func ArchivedPair(t *testing.T, r io.Reader, id string) (a, z int) {
+	t.Helper()
 	a, z = -1, -1
-	eachArchived(t, objects, s, func(name string, r io.Reader) {
+	eachEntry(t, r, id, func(name string, r io.Reader) {
 		if name != "a" && name != "z" {
 			return
 		}
@@ -153,7 +171,7 @@ func archivedPair(t *testing.T, objects string, s engine.Snapshot) (a, z int) {
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
 		if err != nil {
-			t.Fatalf("%s in %s holds %q", name, s.ID, b)
+			t.Fatalf("%s in %s holds %q", name, id, b)
 		}
 		if name == "a" {
 			a = n

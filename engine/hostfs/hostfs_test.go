@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs/hostfstest"
 )
 
 func ownerOf(t *testing.T, p string) Owner {
@@ -99,57 +100,12 @@ func TestResolve(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	tr := Tree{Root: root}
-	for _, l := range [][2]string{
-		{root + "/inside.txt", "abs-inside"}, // absolute, even though it points inside
-		{"loop-b", "loop-a"},
-		{"loop-a", "loop-b"},
-		{"nowhere/x", "dangling"},
-		{"d/../../..", "sneaky"},
-	} {
-		if err := os.Symlink(l[0], filepath.Join(root, l[1])); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(root, "inside.txt"), []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"abs-inside", "loop-a", "sneaky"} {
-		if err := tr.ReadFile(ctx, p, &strings.Builder{}); !errors.Is(err, engine.ErrBadPath) {
-			t.Errorf("ReadFile(%q): %v, want ErrBadPath", p, err)
-		}
-	}
-	if err := tr.ReadFile(ctx, "abs-inside", &strings.Builder{}); err == nil || !strings.Contains(err.Error(), "absolute") {
-		t.Errorf("error for an absolute link does not say so: %v", err)
-	}
-	if err := tr.WriteFile(ctx, "dangling", strings.NewReader("made")); err != nil {
-		t.Fatalf("write through a dangling link: %v", err)
-	}
-	if got, _ := os.ReadFile(filepath.Join(root, "nowhere/x")); string(got) != "made" {
-		t.Errorf("dangling link target reads %q", got)
-	}
-	for p, want := range map[string]string{"../x": "..", "/etc/passwd": "absolute", "a\x00b": "NUL", "sneaky/x": "outside"} {
-		err := tr.WriteFile(ctx, p, strings.NewReader(""))
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("WriteFile(%q): %v, want it to mention %q", p, err, want)
-		}
-	}
+	hostfstest.Resolve(t, root, tr)
 	for _, p := range []string{"inside.txt/x", "inside.txt/y/z"} {
 		err := tr.WriteFile(ctx, p, strings.NewReader(""))
 		if !errors.Is(err, syscall.ENOTDIR) {
 			t.Errorf("WriteFile(%q) under a file: %v, want ENOTDIR", p, err)
 		}
-	}
-	if err := os.Chmod(filepath.Join(root, "inside.txt"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.WriteFile(ctx, "inside.txt", strings.NewReader("y")); err != nil {
-		t.Fatal(err)
-	}
-	if fi, _ := os.Stat(filepath.Join(root, "inside.txt")); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode after rewrite %v", fi.Mode())
-	}
-	if m, _ := filepath.Glob(filepath.Join(root, ".*tmp")); len(m) > 0 {
-		t.Errorf("temp files left: %v", m)
 	}
 }
 

@@ -76,7 +76,8 @@ func put(t *testing.T, s engine.ObjectStore, key string, data []byte) engine.Obj
 	return info
 }
 
-func get(t *testing.T, s engine.ObjectStore, key string) []byte {
+// Get reads the object key of s, failing the test when it cannot.
+func Get(t *testing.T, s engine.ObjectStore, key string) []byte {
 	t.Helper()
 	rc, err := s.Get(context.Background(), key)
 	if err != nil {
@@ -127,7 +128,7 @@ func testPutGetHead(t *testing.T, s engine.ObjectStore, prefix string) {
 	data := []byte("hello, archive")
 	before := time.Now()
 	put(t, s, key, data)
-	if got := get(t, s, key); !bytes.Equal(got, data) {
+	if got := Get(t, s, key); !bytes.Equal(got, data) {
 		t.Errorf("Get = %q, want %q", got, data)
 	}
 	info, err := s.Head(context.Background(), key)
@@ -146,7 +147,7 @@ func testPutGetHead(t *testing.T, s engine.ObjectStore, prefix string) {
 func testEmptyObject(t *testing.T, s engine.ObjectStore, prefix string) {
 	key := prefix + "empty"
 	put(t, s, key, nil)
-	if got := get(t, s, key); len(got) != 0 {
+	if got := Get(t, s, key); len(got) != 0 {
 		t.Errorf("Get = %q, want empty", got)
 	}
 	if infos := list(t, s, prefix); len(infos) != 1 || infos[0].Size != 0 {
@@ -171,7 +172,7 @@ func testOverwrite(t *testing.T, s engine.ObjectStore, prefix string) {
 	key := prefix + "obj"
 	put(t, s, key, []byte("first version, longer"))
 	put(t, s, key, []byte("second"))
-	if got := get(t, s, key); string(got) != "second" {
+	if got := Get(t, s, key); string(got) != "second" {
 		t.Errorf("Get after overwrite = %q", got)
 	}
 	info, err := s.Head(context.Background(), key)
@@ -192,7 +193,7 @@ func testDelete(t *testing.T, s engine.ObjectStore, prefix string) {
 		t.Fatalf("Delete: %v", err)
 	}
 	wantNotFound(t, s, a)
-	if got := get(t, s, b); string(got) != "b" {
+	if got := Get(t, s, b); string(got) != "b" {
 		t.Errorf("sibling after Delete = %q", got)
 	}
 	if err := s.Delete(ctx, a); err != nil {
@@ -206,7 +207,7 @@ func testDelete(t *testing.T, s engine.ObjectStore, prefix string) {
 	}
 	// A key whose prefix once held objects can be used again.
 	put(t, s, a, []byte("again"))
-	if got := get(t, s, a); string(got) != "again" {
+	if got := Get(t, s, a); string(got) != "again" {
 		t.Errorf("Get after re-put = %q", got)
 	}
 }
@@ -259,7 +260,7 @@ func testListPrefixes(t *testing.T, s engine.ObjectStore, prefix string) {
 func testDeepKey(t *testing.T, s engine.ObjectStore, prefix string) {
 	key := prefix + "projects/owner@example.com/0f4e-1234/snap-01.tar.zst"
 	put(t, s, key, []byte("deep"))
-	if got := get(t, s, key); string(got) != "deep" {
+	if got := Get(t, s, key); string(got) != "deep" {
 		t.Errorf("Get = %q", got)
 	}
 	if got := keys(list(t, s, prefix+"projects/owner@example.com/")); !slices.Equal(got, []string{key}) {
@@ -375,7 +376,7 @@ func testFailedOverwriteKeepsOld(t *testing.T, s engine.ObjectStore, prefix stri
 	if _, err := s.Put(context.Background(), key, gen); err == nil {
 		t.Fatal("Put from a failing reader succeeded")
 	}
-	if got := get(t, s, key); string(got) != "old contents" {
+	if got := Get(t, s, key); string(got) != "old contents" {
 		t.Errorf("after a failed overwrite Get = %d bytes, want the old object", len(got))
 	}
 	if got := keys(list(t, s, prefix)); !slices.Equal(got, []string{key}) {

@@ -26,19 +26,21 @@ var terminalTests = []test{
 	{"LeftBehind", testTerminalLeftBehind},
 }
 
-// termOut collects what a terminal exec writes, for a test to wait on.
-type termOut struct {
+// SyncBuffer collects what something writes (a terminal exec, a program's renderer) for a
+// test that reads it while it is being written.
+type SyncBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (o *termOut) Write(p []byte) (int, error) {
+func (o *SyncBuffer) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.buf.Write(p)
 }
 
-func (o *termOut) String() string {
+// String is what was written so far.
+func (o *SyncBuffer) String() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.buf.String()
@@ -48,7 +50,7 @@ func (o *termOut) String() string {
 type session struct {
 	t      *testing.T
 	in     *io.PipeWriter
-	out    *termOut
+	out    *SyncBuffer
 	resize chan engine.TermSize
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -64,7 +66,7 @@ func (e *env) terminal(c engine.Container, req engine.ExecRequest, size engine.T
 		e.t.Fatalf("the %s runtime offers no engine.ExecTerminal: the console's shell would not work there", e.rt.Mode())
 	}
 	ctx, cancel := context.WithCancel(e.ctx())
-	s := &session{t: e.t, out: &termOut{}, resize: make(chan engine.TermSize, 4), cancel: cancel, done: make(chan struct{})}
+	s := &session{t: e.t, out: &SyncBuffer{}, resize: make(chan engine.TermSize, 4), cancel: cancel, done: make(chan struct{})}
 	term := engine.Terminal{Out: s.out, Size: size, Resize: s.resize}
 	if input {
 		var r *io.PipeReader

@@ -21,6 +21,14 @@ type Migration struct {
 // Load reads the *.sql files of dir in fsys, in version order. A name that does not start with
 // a positive number, a gap or a duplicate is an error: "version N applied" must mean one schema.
 func Load(fsys fs.FS, dir string) ([]Migration, error) {
+	ms, err := load(fsys, dir)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	return ms, nil
+}
+
+func load(fsys fs.FS, dir string) ([]Migration, error) {
 	paths, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
 	if err != nil {
 		return nil, err

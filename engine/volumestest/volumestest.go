@@ -20,6 +20,7 @@ import (
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
+	"github.com/sailtui/sailtui/engine/objectstoretest"
 )
 
 // Harness describes one Volumes implementation to the suite.
@@ -207,16 +208,7 @@ func (s *suite) key(t *testing.T, id string) string {
 // object reads a stored object.
 func (s *suite) object(t *testing.T, key string) []byte {
 	t.Helper()
-	rc, err := s.store.Get(t.Context(), key)
-	if err != nil {
-		t.Fatalf("get %s: %v", key, err)
-	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatalf("read %s: %v", key, err)
-	}
-	return b
+	return objectstoretest.Get(t, s.store, key)
 }
 
 func (s *suite) putObject(t *testing.T, key string, data []byte) {

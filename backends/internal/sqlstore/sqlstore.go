@@ -5,7 +5,9 @@
 package sqlstore
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -34,22 +36,49 @@ func ProjectExists(p engine.Project, slugTaken bool) error {
 }
 
 // PutChildren stores a new project's containers and connections with the store's own put
-// functions (inside the transaction that created the project), each bound to projectID.
-func PutChildren(projectID string, cs []engine.Container, conns []engine.Connection,
-	putContainer func(engine.Container) error, putConnection func(engine.Connection) error) error {
+// functions, in tx (the transaction that created the project), each bound to projectID.
+func PutChildren[Tx any](ctx context.Context, tx Tx, projectID string, cs []engine.Container, conns []engine.Connection,
+	putContainer func(context.Context, Tx, engine.Container) error, putConnection func(context.Context, Tx, engine.Connection) error) error {
 	for _, c := range cs {
 		c.ProjectID = projectID
-		if err := putContainer(c); err != nil {
+		if err := putContainer(ctx, tx, c); err != nil {
 			return fmt.Errorf("container %s: %w", c.Name, err)
 		}
 	}
 	for _, c := range conns {
 		c.ProjectID = projectID
-		if err := putConnection(c); err != nil {
+		if err := putConnection(ctx, tx, c); err != nil {
 			return fmt.Errorf("connection %s -> %s: %w", c.From, c.To, err)
 		}
 	}
 	return nil
+}
+
+// Found is the answer of a lookup of one row, the what with key: v, or engine.ErrNotFound when
+// the query found no row (noRows is the driver's error for that), or err; both say what was
+// looked up.
+func Found[T any](v T, err, noRows error, what, key string) (T, error) {
+	if err == nil {
+		return v, nil
+	}
+	if errors.Is(err, noRows) {
+		err = engine.ErrNotFound
+	}
+	var zero T
+	return zero, fmt.Errorf("get %s %s: %w", what, key, err)
+}
+
+// InsertRefused is what an insert of a row (an op, a snapshot) that belongs to project projectID
+// says when the database refused it: its id (of a what) already in use (unique), the project not
+// there (foreignKey); any other err as it is.
+func InsertRefused(err error, unique, foreignKey bool, what, projectID string) error {
+	switch {
+	case unique:
+		return fmt.Errorf("%w: %s id is in use", engine.ErrExists, what)
+	case foreignKey:
+		return fmt.Errorf("project %s: %w", projectID, engine.ErrNotFound)
+	}
+	return err
 }
 
 // NewSnapshot checks a snapshot to insert and returns the manual-snapshot limit that applies:

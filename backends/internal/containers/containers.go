@@ -1,0 +1,42 @@
+// Package containers holds what the runtimes that keep a project's containers themselves (local
+// and docker) do alike over a project's set of containers: naming all of them, stopping all of
+// them.
+package containers
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/sailtui/sailtui/engine"
+)
+
+// Names is the union of the containers in cs and the names the runtime holds for the project
+// (held), sorted: what a stop or a describe of the whole project covers, so a container the
+// caller forgot about is not left out.
+func Names(cs []engine.Container, held []string) []string {
+	set := make(map[string]bool, len(cs)+len(held))
+	for _, c := range cs {
+		set[c.Name] = true
+	}
+	for _, n := range held {
+		set[n] = true
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// StopAll stops the named containers of p with stop, all at once (each stop may wait the
+// runtime's stop timeout for its process), and joins what failed.
+func StopAll(ctx context.Context, p engine.Project, names []string, stop func(context.Context, engine.Project, engine.Container) error) error {
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			errs[i] = stop(ctx, p, engine.Container{ProjectID: p.ID, Name: name})
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
