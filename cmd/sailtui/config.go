@@ -26,6 +26,7 @@ type config struct {
 	StopIdleTimeout  time.Duration
 	OpTimeout        time.Duration
 	UseWait          time.Duration
+	StartTimeout     time.Duration
 	SweepConcurrency int
 	ReadOnly         bool
 	Output           string
@@ -72,6 +73,7 @@ func defaultConfig() config {
 		IdleTimeout:      30 * time.Minute,
 		OpTimeout:        10 * time.Minute,
 		UseWait:          engine.DefaultUseWait,
+		StartTimeout:     engine.DefaultStartTimeout,
 		SweepConcurrency: 16,
 		Output:           "table",
 		Skin:             "dark",
@@ -117,6 +119,9 @@ func (c *config) checkHeadlessStore() error {
 }
 
 func (c *config) validate() error {
+	if c.StartTimeout <= 0 {
+		return fmt.Errorf("--start-timeout %s: want a positive duration such as 10m", c.StartTimeout)
+	}
 	switch c.Output {
 	case "table", "json":
 	default:

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// startRow is what these tests read of `containers ls -o json`.
+type startRow struct {
+	Name     string `json:"name"`
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code"`
+	Live     *bool  `json:"live"`
+	URL      string `json:"url"`
+}
+
+func (c *cli) startRows(slug string) map[string]startRow {
+	c.t.Helper()
+	var rs []startRow
+	c.json(&rs, "containers", "ls", slug)
+	m := map[string]startRow{}
+	for _, r := range rs {
+		m[r.Name] = r
+	}
+	return m
+}
+
+// A container that dies at once fails `project start` and `container start` (exit 1, its name,
+// exit code and last log lines); the project no longer reads active, and `containers ls`
+// shows the exit code. (issue 17, item 1)
+func TestCLIStartFailsWhenContainerExits(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	c.ok("container", "add", "shop", "web", "--dir", ".", "--port", "8080", "--command", "echo listening soon; echo 'sh: vite: not found' >&2; exit 127")
+	begun := time.Now()
+	r := c.run("project", "start", "shop")
+	if r.code != 1 {
+		t.Fatalf("project start of a container that exits: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"start shop/web: it exited at once with code 127", "sh: vite: not found", "listening soon", "sailtui logs shop web"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("project start's error does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "active") {
+		t.Errorf("a failed start printed %q", r.stdout)
+	}
+	if took := time.Since(begun); took > 30*time.Second {
+		t.Errorf("a container that exits at once took %s to fail the start", took)
+	}
+	ls := c.ok("projects", "ls")
+	if !strings.Contains(ls, "start failed") || !strings.Contains(ls, "shop: start failed: web: it exited at once with code 127") {
+		t.Errorf("projects ls after the failed start:\n%s", ls)
+	}
+	var ps []projectRow
+	c.json(&ps, "projects", "ls")
+	if len(ps) != 1 || ps[0].Status != "active" || !strings.HasPrefix(ps[0].StatusReason, "start failed: ") {
+		t.Errorf("projects ls -o json after the failed start: %+v", ps)
+	}
+	row := c.startRows("shop")["web"]
+	if row.Status != "exited" || row.ExitCode == nil || *row.ExitCode != 127 || row.Live != nil {
+		t.Errorf("containers ls -o json: %+v", row)
+	}
+	if table := c.ok("containers", "ls", "shop"); !strings.Contains(table, "exited (127)") || !strings.Contains(table, "LIVE") {
+		t.Errorf("containers ls:\n%s", table)
+	}
+
+	r = c.run("container", "start", "shop", "web")
+	if r.code != 1 || !strings.Contains(r.stderr, "start shop/web: it exited at once with code 127") || !strings.Contains(r.stderr, "vite: not found") {
+		t.Fatalf("container start of a container that exits: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A container that runs but does not listen on its port fails the start at the start timeout
+// (SAILTUI_START_TIMEOUT or --start-timeout), and `containers ls` says its port does not
+// answer; one that listens starts, and its URL is live.
+func TestCLIStartWaitsForPort(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	c.ok("container", "add", "shop", "mute", "--dir", ".", "--port", "8080", "--command", "echo npm install; exec sleep 600")
+	c.ok("container", "add", "shop", "web", "--dir", ".", "--port", "8080", "--command", selfCommand())
+	begun := time.Now()
+	r := c.runIn(nil, []string{"SAILTUI_START_TIMEOUT=2s"}, "project", "start", "shop")
+	took := time.Since(begun)
+	if r.code != 1 {
+		t.Fatalf("project start of a container that never listens: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"start shop/mute: it did not accept connections on port 8080 within the start timeout 2s", "npm install",
+		"the project's other containers run (web)"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("project start's error does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if took < 2*time.Second || took > 30*time.Second {
+		t.Errorf("the start gave up after %s, want about the 2s timeout", took)
+	}
+	rows := c.startRows("shop")
+	if m := rows["mute"]; m.Status != "running" || m.Live == nil || *m.Live {
+		t.Errorf("a running container that does not listen: %+v", m)
+	}
+	if w := rows["web"]; w.Status != "running" || w.Live == nil || !*w.Live || w.URL == "" {
+		t.Errorf("a listening container: %+v", w)
+	}
+	table := c.ok("containers", "ls", "shop")
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "mute" && !strings.Contains(line, " no "):
+			t.Errorf("containers ls shows mute's port as answering: %q", line)
+		case len(f) > 0 && f[0] == "web" && !strings.Contains(line, " yes "):
+			t.Errorf("containers ls does not show web's port as answering: %q", line)
+		}
+	}
+
+	// The flag is the same setting; `sailtui config` shows it.
+	r = c.run("--start-timeout", "1s", "container", "start", "shop", "mute")
+	if r.code != 1 || !strings.Contains(r.stderr, "within the start timeout 1s") {
+		t.Fatalf("container start --start-timeout 1s: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := c.run("--start-timeout", "0s", "projects", "ls"); r.code != 2 || !strings.Contains(r.stderr, "--start-timeout") {
+		t.Errorf("--start-timeout 0s: exit %d %s", r.code, r.stderr)
+	}
+	if cfg := c.runIn(nil, []string{"SAILTUI_START_TIMEOUT=3m"}, "config"); !strings.Contains(cfg.stdout, "SAILTUI_START_TIMEOUT") || !strings.Contains(cfg.stdout, "3m0s") {
+		t.Errorf("sailtui config does not show the start timeout:\n%s", cfg.stdout)
+	}
+
+	// A start that succeeds clears the failure: the container that did not listen is gone.
+	c.ok("container", "rm", "shop", "mute")
+	c.ok("project", "start", "shop")
+	if ls := c.ok("projects", "ls"); strings.Contains(ls, "start failed") || !strings.Contains(ls, "active") {
+		t.Errorf("projects ls after a start that succeeded:\n%s", ls)
+	}
+}
