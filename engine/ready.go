@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -135,6 +136,13 @@ func describeState(st ContainerStatus) string {
 	return s
 }
 
+// saysCode reports a detail of an exited container that only says its exit code again
+// ("exited with code 3", "exit 3").
+func saysCode(st ContainerStatus) bool {
+	return st.State == ContainerExited && strings.HasPrefix(st.Detail, "exit") &&
+		strings.HasSuffix(st.Detail, " "+strconv.Itoa(st.ExitCode))
+}
+
 // notUpError is the error of a container that did not come up; it wraps ErrNotUp without
 // saying so at its end, where it would follow the log lines.
 type notUpError struct{ msg string }
@@ -145,7 +153,7 @@ func (e notUpError) Unwrap() error { return ErrNotUp }
 // notUp is the error of a container that did not come up: what happened, and its last log lines.
 func (e *Engine) notUp(ctx context.Context, p Project, c Container, what string, st ContainerStatus) error {
 	msg := fmt.Sprintf("start %s/%s: it %s", p.Slug, c.Name, what)
-	if st.Detail != "" && st.State != ContainerRunning && !strings.Contains(what, st.Detail) {
+	if st.Detail != "" && st.State != ContainerRunning && !strings.Contains(what, st.Detail) && !saysCode(st) {
 		msg += " (" + st.Detail + ")"
 	}
 	if tail := e.logTail(ctx, p, c); tail != "" {

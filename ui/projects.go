@@ -131,6 +131,8 @@ func (p *projectsPane) info() string {
 	// A failed project needs an operator: the selected one's way on is in sight.
 	if sel, ok := p.selected(); ok && sel.Status == engine.StatusFailed {
 		s += "  " + sel.Slug + " failed; next: " + engine.NextStep(sel) + "; why: " + sel.StatusReason
+	} else if ok && engine.StartFailed(sel) {
+		s += "  " + sel.Slug + ": " + sel.StatusReason + "; enter shows its containers, l their logs"
 	}
 	return s
 }
@@ -437,12 +439,22 @@ func (p *projectsPane) cells(pr engine.Project) []cell {
 	}
 	return []cell{
 		name,
-		txt(string(pr.Status), th.Status(pr.Status)),
+		p.statusCell(pr),
 		containers,
 		txt(ago(p.env.now, pr.LastActivity), th.Value),
 		p.hibernatesIn(pr),
 		snaps,
 	}
+}
+
+// statusCell is the project's status, "start failed" (styled as failed) for an active project
+// whose last start failed: "active" would read as all is well.
+func (p *projectsPane) statusCell(pr engine.Project) cell {
+	th := p.env.theme
+	if engine.StartFailed(pr) {
+		return txt(engine.DisplayStatus(pr), th.Status(engine.StatusFailed))
+	}
+	return txt(string(pr.Status), th.Status(pr.Status))
 }
 
 // hibernatesIn is when the sweep will take an active project, by the idle timeout.

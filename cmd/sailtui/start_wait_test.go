@@ -132,3 +132,64 @@ func TestCLIStartWaitsForPort(t *testing.T) {
 		t.Errorf("projects ls after a start that succeeded:\n%s", ls)
 	}
 }
+
+// In docker mode a published port is accepted by Docker's proxy whatever the container does:
+// a container that runs but does not listen still fails the start at the timeout, and
+// containers ls tells it from one that serves.
+func TestDockerStartNeverListens(t *testing.T) {
+	slug := "mute-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug)
+	c.ok("container", "add", slug, "mute", "--dir", ".", "--port", "9100", "--command", "echo compiling; exec sleep 600")
+	c.ok("container", "add", slug, "web", "--dir", ".", "--port", "8080", "--command", `exec sailtui devserver --dir . --port "$PORT"`)
+	r := c.runIn(nil, []string{"SAILTUI_START_TIMEOUT=5s"}, "project", "start", slug)
+	if r.code != 1 || !strings.Contains(r.stderr, "start "+slug+"/mute: it did not accept connections on port 9100 within the start timeout 5s") ||
+		!strings.Contains(r.stderr, "| compiling") || strings.Contains(r.stderr, slug+"/web:") {
+		t.Fatalf("start with a container that never listens: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	rows := c.startRows(slug)
+	if m := rows["mute"]; m.Status != "running" || m.Live == nil || *m.Live {
+		t.Errorf("docker container that does not listen: %+v", m)
+	}
+	if w := rows["web"]; w.Status != "running" || w.Live == nil || !*w.Live {
+		t.Errorf("docker container that listens: %+v", w)
+	}
+}
+
+// The console shows what the command line shows: a project whose start failed reads "start
+// failed", its containers pane shows the exit code and which ports do not answer, and a
+// start from the console that fails says why. (issue 17, item 1)
+func TestConsoleStartFailure(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	c.ok("container", "add", "shop", "web", "--dir", ".", "--port", "8080", "--command", "echo boom; exit 3")
+	c.ok("container", "add", "shop", "mute", "--dir", ".", "--port", "8081", "--command", "exec sleep 600")
+	c.ok("container", "add", "shop", "serves", "--dir", ".", "--port", "8082", "--command", selfCommand())
+	if r := c.runIn(nil, []string{"SAILTUI_START_TIMEOUT=2s"}, "project", "start", "shop"); r.code != 1 {
+		t.Fatalf("project start: exit %d %s", r.code, r.stderr)
+	}
+	s := startConsole(t, c, "--start-timeout", "2s")
+	s.waitFor("shop", "start failed")
+	s.keys("Enter")
+	scr := s.waitFor("exited 3", "not answering")
+	seen := 0
+	for _, line := range strings.Split(scr, "\n") {
+		row := strings.TrimLeft(line, " >")
+		if strings.HasPrefix(row, "mute ") || strings.HasPrefix(row, "serves ") {
+			seen++
+		}
+		switch {
+		case strings.HasPrefix(row, "mute ") && !strings.Contains(line, "not answering"):
+			t.Errorf("mute's port does not answer, but its row says nothing of it: %q", line)
+		case strings.HasPrefix(row, "serves ") && (strings.Contains(line, "not answering") || !strings.Contains(line, "http://")):
+			t.Errorf("serves answers on its URL, but its row does not show it live: %q", line)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("the containers pane does not show mute and serves:\n%s", scr)
+	}
+	s.keys("/", "web", "Enter")
+	s.waitFor("/web")
+	s.keys("s")
+	s.waitFor("start shop/web: it exited at once with code 3", "boom")
+}
