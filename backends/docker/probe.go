@@ -2,39 +2,21 @@ package docker
 
 import (
 	"context"
-	"errors"
-	"net"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/portprobe"
 )
 
 var _ engine.PortProber = (*Runtime)(nil)
 
+// proxyHold is how long a connection to a published port must stay open to count: Docker's
+// userland proxy accepts one whatever the container does, and closes it at once when nothing
+// listens inside.
+const proxyHold = 250 * time.Millisecond
+
 // ProbePort reports whether the container accepts connections on its port, through the port
-// it is published on (its local URL). Docker's userland proxy accepts a connection on a
-// published port whatever the container does, and closes it at once when nothing listens
-// inside; so a connection counts only when it stays open a moment (or the server speaks first).
+// it is published on (its local URL).
 func (r *Runtime) ProbePort(ctx context.Context, p engine.Project, c engine.Container, st engine.ContainerStatus) (bool, error) {
-	if st.State != engine.ContainerRunning || st.HostPort == 0 {
-		return false, nil
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(r.cfg.PublishHost, strconv.Itoa(st.HostPort)))
-	if err != nil {
-		return false, nil
-	}
-	defer conn.Close()
-	wait := 250 * time.Millisecond
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-		wait = time.Until(dl)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(wait))
-	var b [1]byte
-	if _, err := conn.Read(b[:]); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
-		return true, nil
-	}
-	return false, nil
+	return st.State == engine.ContainerRunning && portprobe.Answers(ctx, r.cfg.PublishHost, st.HostPort, proxyHold), nil
 }

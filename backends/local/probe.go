@@ -2,10 +2,9 @@ package local
 
 import (
 	"context"
-	"net"
-	"strconv"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/portprobe"
 )
 
 var _ engine.PortProber = (*Runtime)(nil)
@@ -13,14 +12,5 @@ var _ engine.PortProber = (*Runtime)(nil)
 // ProbePort reports whether the container's process accepts connections on the port it was
 // given (PORT), where its URL points: local processes share this machine's network.
 func (r *Runtime) ProbePort(ctx context.Context, p engine.Project, c engine.Container, st engine.ContainerStatus) (bool, error) {
-	if st.State != engine.ContainerRunning || st.HostPort == 0 {
-		return false, nil
-	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(r.cfg.Host, strconv.Itoa(st.HostPort)))
-	if err != nil {
-		return false, nil
-	}
-	_ = conn.Close()
-	return true, nil
+	return st.State == engine.ContainerRunning && portprobe.Answers(ctx, r.cfg.Host, st.HostPort, 0), nil
 }

@@ -493,7 +493,7 @@ func TestDockerPortAndExitCode(t *testing.T) {
 	if took := time.Since(begun); took > time.Minute {
 		t.Errorf("containers that exit at once took %s to fail the start", took)
 	}
-	for name, x := range c.startRows(slug) {
+	for name, x := range c.containers(slug) {
 		if (name == "app" || name == "web") && (x.Live == nil || !*x.Live) {
 			t.Errorf("%s is up but its port does not answer: %+v", name, x)
 		}

@@ -6,26 +6,6 @@ import (
 	"time"
 )
 
-// startRow is what these tests read of `containers ls -o json`.
-type startRow struct {
-	Name     string `json:"name"`
-	Status   string `json:"status"`
-	ExitCode *int   `json:"exit_code"`
-	Live     *bool  `json:"live"`
-	URL      string `json:"url"`
-}
-
-func (c *cli) startRows(slug string) map[string]startRow {
-	c.t.Helper()
-	var rs []startRow
-	c.json(&rs, "containers", "ls", slug)
-	m := map[string]startRow{}
-	for _, r := range rs {
-		m[r.Name] = r
-	}
-	return m
-}
-
 // A container that dies at once fails `project start` and `container start` (exit 1, its name,
 // exit code and last log lines); the project no longer reads active, and `containers ls`
 // shows the exit code. (issue 17, item 1)
@@ -58,7 +38,7 @@ func TestCLIStartFailsWhenContainerExits(t *testing.T) {
 	if len(ps) != 1 || ps[0].Status != "active" || !strings.HasPrefix(ps[0].StatusReason, "start failed: ") {
 		t.Errorf("projects ls -o json after the failed start: %+v", ps)
 	}
-	row := c.startRows("shop")["web"]
+	row := c.containers("shop")["web"]
 	if row.Status != "exited" || row.ExitCode == nil || *row.ExitCode != 127 || row.Live != nil {
 		t.Errorf("containers ls -o json: %+v", row)
 	}
@@ -95,7 +75,7 @@ func TestCLIStartWaitsForPort(t *testing.T) {
 	if took < 2*time.Second || took > 30*time.Second {
 		t.Errorf("the start gave up after %s, want about the 2s timeout", took)
 	}
-	rows := c.startRows("shop")
+	rows := c.containers("shop")
 	if m := rows["mute"]; m.Status != "running" || m.Live == nil || *m.Live {
 		t.Errorf("a running container that does not listen: %+v", m)
 	}
@@ -147,7 +127,7 @@ func TestDockerStartNeverListens(t *testing.T) {
 		!strings.Contains(r.stderr, "| compiling") || strings.Contains(r.stderr, slug+"/web:") {
 		t.Fatalf("start with a container that never listens: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
-	rows := c.startRows(slug)
+	rows := c.containers(slug)
 	if m := rows["mute"]; m.Status != "running" || m.Live == nil || *m.Live {
 		t.Errorf("docker container that does not listen: %+v", m)
 	}
