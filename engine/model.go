@@ -283,7 +283,7 @@ type ContainerStatus struct {
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ExitCode  int       `json:"exit_code,omitempty"`
 	// PortAnswers says whether the running container accepted a connection on its port when
-	// Engine.Containers looked (PortProber); nil when nothing was probed (not running, or a
+	// Engine.ProbeContainers looked (PortProber); nil when nothing was probed (not running, or a
 	// runtime that cannot tell). A URL is live only when it is true.
 	PortAnswers *bool  `json:"port_answers,omitempty"`
 	Detail      string `json:"detail,omitempty"`

@@ -95,7 +95,7 @@ func TestStartFailsWhenContainerExits(t *testing.T) {
 		!strings.Contains(pr.StatusReason, "web: it exited at once with code 3") || strings.Contains(pr.StatusReason, "\n") {
 		t.Fatalf("project after the failed start: %s %q (shown %q)", pr.Status, pr.StatusReason, engine.DisplayStatus(pr))
 	}
-	_, cs, err := p.eng.Containers(t.Context(), pr.Slug)
+	_, cs, err := p.eng.ProbeContainers(t.Context(), pr.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestStartFailsWhenPortNeverAnswers(t *testing.T) {
 	if !engine.StartFailed(pr) {
 		t.Fatalf("project after the failed start: %s %q", pr.Status, pr.StatusReason)
 	}
-	_, cs, err := p.eng.Containers(t.Context(), pr.Slug)
+	_, cs, err := p.eng.ProbeContainers(t.Context(), pr.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,13 +149,16 @@ func TestStartWaitsForPort(t *testing.T) {
 	if pr.Status != engine.StatusActive || engine.StartFailed(pr) || pr.StatusReason != "" {
 		t.Fatalf("project after the start: %s %q", pr.Status, pr.StatusReason)
 	}
-	_, cs, err := p.eng.Containers(t.Context(), pr.Slug)
+	_, cs, err := p.eng.ProbeContainers(t.Context(), pr.Slug)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st := cs[0].Status
 	if st.State != engine.ContainerRunning || st.PortAnswers == nil || !*st.PortAnswers {
 		t.Fatalf("a listening container: %+v", st)
+	}
+	if _, plain, err := p.eng.Containers(t.Context(), pr.Slug); err != nil || plain[0].Status.PortAnswers != nil {
+		t.Fatalf("Containers probed the port (only ProbeContainers does): %+v %v", plain, err)
 	}
 }
 

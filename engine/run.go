@@ -493,8 +493,18 @@ func (e *Engine) Containers(ctx context.Context, ref string) (Project, []Contain
 		}
 		out[i].Status = st
 	}
-	e.probePorts(ctx, p, out)
 	return p, out, nil
+}
+
+// ProbeContainers is Containers with whether each running container accepts connections on
+// its port now (ContainerStatus.PortAnswers), for the views that show a URL as live: the
+// probes cost a connection each, which the other readers of Containers need not pay.
+func (e *Engine) ProbeContainers(ctx context.Context, ref string) (Project, []ContainerView, error) {
+	p, out, err := e.Containers(ctx, ref)
+	if err == nil {
+		e.probePorts(ctx, p, out)
+	}
+	return p, out, err
 }
 
 // probePorts looks, all at once, whether each running container of vs accepts connections on

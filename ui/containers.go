@@ -205,7 +205,7 @@ func (m containersLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 func (c *containersPane) load() tea.Cmd {
 	src, id := c.env.src, c.proj.ID
 	return c.gate.load(c.env.ctx, func(ctx context.Context) tea.Msg {
-		p, rows, err := src.Containers(ctx, id)
+		p, rows, err := src.ProbeContainers(ctx, id)
 		return containersLoadedMsg{to: c, project: p, rows: rows, err: err}
 	})
 }

@@ -259,7 +259,7 @@ func containersCmd(a *app) *cobra.Command {
 				return err
 			}
 			usage := measureUsage(cmd.Context(), eng, args[0])
-			p, views, err := eng.Containers(cmd.Context(), args[0])
+			p, views, err := eng.ProbeContainers(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
