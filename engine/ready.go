@@ -50,7 +50,6 @@ func (s StartSpec) listenPort() int {
 // startWait is one started container being waited for.
 type startWait struct {
 	c    Container
-	port int
 	done chan struct{}
 	err  error
 }
@@ -69,7 +68,9 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 	var lastErr error
 	for delay := 100 * time.Millisecond; ; delay = min(delay*2, time.Second) {
 		st, err := e.runtime.ContainerStatus(ctx, p, c)
-		lastErr = err
+		if ctx.Err() == nil {
+			lastErr = err // not the error of a look the timeout cut short
+		}
 		if err == nil {
 			last = st
 			switch st.State {
@@ -94,7 +95,7 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			if cerr := context.Cause(ctx); !errors.Is(cerr, context.DeadlineExceeded) || ctx.Err() == nil {
+			if cerr := context.Cause(ctx); !errors.Is(cerr, context.DeadlineExceeded) {
 				return fmt.Errorf("start %s/%s: wait for it to come up: %w", p.Slug, c.Name, cerr)
 			}
 			what := fmt.Sprintf("did not accept connections on port %d within the start timeout %s (SAILTUI_START_TIMEOUT)", port, e.cfg.StartTimeout)
@@ -209,7 +210,7 @@ func awaitAll(p Project, ws []*startWait) error {
 
 // waitFor starts waiting for c in the background; its result is in the startWait once done closes.
 func (e *Engine) waitFor(ctx context.Context, wg *sync.WaitGroup, p Project, c Container, port int) *startWait {
-	w := &startWait{c: c, port: port, done: make(chan struct{})}
+	w := &startWait{c: c, done: make(chan struct{})}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
