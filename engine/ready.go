@@ -80,7 +80,12 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 				return e.notUp(ctx, p, c, "was stopped while it started", st)
 			case ContainerRunning:
 				if runningSince.IsZero() {
+					// A container that was running already (a start of a running project)
+					// has run since its runtime started it, not since this look.
 					runningSince = time.Now()
+					if !st.StartedAt.IsZero() && st.StartedAt.Before(runningSince) {
+						runningSince = st.StartedAt
+					}
 				}
 				if port > 0 && prober != nil {
 					if ok, _ := e.probe(ctx, prober, p, c, st); ok {
