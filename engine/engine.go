@@ -49,6 +49,12 @@ type Config struct {
 	// SkipInstallDeps turns off the dependency step before an app's command (see
 	// WithDependencyInstall): SAILTUI_INSTALL_DEPS=false.
 	SkipInstallDeps bool
+	// StartTimeout bounds how long a start waits for each container to come up: running and,
+	// where it has a port, accepting connections on it (SAILTUI_START_TIMEOUT).
+	StartTimeout time.Duration
+	// StartSettle is how long a container without a port (or on a runtime that cannot probe
+	// ports) must run, not exited, to count as started.
+	StartSettle time.Duration
 	// ReadOnly refuses every operation that changes something.
 	ReadOnly bool
 	// StepHook is called after every journaled step; the crash-safety tests kill the process here.
@@ -109,6 +115,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.UseWait <= 0 {
 		cfg.UseWait = DefaultUseWait
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
+	}
+	if cfg.StartSettle <= 0 {
+		cfg.StartSettle = DefaultStartSettle
 	}
 	if cfg.KeepAutoSnapshots <= 0 {
 		cfg.KeepAutoSnapshots = DefaultKeepAuto

@@ -163,7 +163,7 @@ func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error)
 func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause error) (Project, error) {
 	ctx = context.WithoutCancel(ctx)
 	for _, c := range running {
-		if _, err := e.startContainer(ctx, o.p, c, nil); err != nil {
+		if _, _, err := e.startContainer(ctx, o.p, c, nil); err != nil {
 			e.log.Warn("restart container after aborted hibernation", "project", o.p.Slug, "container", c.Name, "err", err)
 		}
 	}
@@ -264,7 +264,7 @@ func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) 
 	if err := o.step(ctx, "started"); err != nil {
 		return o.p, err
 	}
-	return o.finish(ctx, Release{To: StatusActive, SetHibernationSnapshot: true, HibernationSnapshot: ""}, OpDone, startErr)
+	return o.finish(ctx, Release{To: StatusActive, Reason: startFailedReason(startErr), SetHibernationSnapshot: true, HibernationSnapshot: ""}, OpDone, startErr)
 }
 
 // readySnapshot loads a snapshot of p that can be restored.

@@ -206,6 +206,10 @@ type StartSpec struct {
 	// runtimes that record start order (docker compose's depends_on). The engine already starts
 	// them first.
 	DependsOn []string
+
+	// declaredPort says that Port was declared (the container's own, TESSLATE.md's explicit
+	// or inferred port), not the fallback default: a start then waits for it to answer.
+	declaredPort bool
 }
 
 // RemoteFiles is offered by runtimes whose file operations run a process inside the project's

@@ -282,7 +282,11 @@ type ContainerStatus struct {
 	PID       int       `json:"pid,omitempty"`
 	StartedAt time.Time `json:"started_at,omitzero"`
 	ExitCode  int       `json:"exit_code,omitempty"`
-	Detail    string    `json:"detail,omitempty"`
+	// PortAnswers says whether the running container accepted a connection on its port when
+	// Engine.ProbeContainers looked (PortProber); nil when nothing was probed (not running, or a
+	// runtime that cannot tell). A URL is live only when it is true.
+	PortAnswers *bool  `json:"port_answers,omitempty"`
+	Detail      string `json:"detail,omitempty"`
 	// Volume names a service's data volume as the runtime knows it (a Docker volume, a PVC).
 	Volume string `json:"volume,omitempty"`
 }

@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sailtui/sailtui/engine/tesslate"
@@ -60,7 +61,7 @@ func (e *Engine) startSpec(ctx context.Context, p Project, c Container, g graph)
 	slices.Sort(deps)
 	if c.IsService() {
 		// A service runs its image's own command unless it has one; it has no TESSLATE.md.
-		return StartSpec{Command: c.Command, Port: portOf(c), Env: env, DependsOn: deps}, nil
+		return StartSpec{Command: c.Command, Port: portOf(c), Env: env, DependsOn: deps, declaredPort: c.Port > 0}, nil
 	}
 	var buf bytes.Buffer
 	var spec tesslate.Spec
@@ -98,22 +99,24 @@ func (e *Engine) startSpec(ctx context.Context, p Project, c Container, g graph)
 	if !e.cfg.SkipInstallDeps {
 		cmd = WithDependencyInstall(cmd)
 	}
-	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env, DependsOn: deps}, nil
+	declared := c.Port > 0 || (spec.PortExplicit && spec.ResolvePort(0) == spec.Port) || spec.InferredPort() > 0
+	return StartSpec{Command: cmd, Port: spec.ResolvePort(c.Port), Env: env, DependsOn: deps, declaredPort: declared}, nil
 }
 
 // startContainer starts c of p; g is the project's graph when the caller has read it already
-// (nil: read here).
-func (e *Engine) startContainer(ctx context.Context, p Project, c Container, g *graph) (ContainerStatus, error) {
+// (nil: read here). It returns the spec it started c with; it does not wait for c to come up
+// (awaitUp does).
+func (e *Engine) startContainer(ctx context.Context, p Project, c Container, g *graph) (ContainerStatus, StartSpec, error) {
 	if g == nil {
 		loaded, err := e.loadGraph(ctx, p)
 		if err != nil {
-			return ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+			return ContainerStatus{}, StartSpec{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
 		}
 		g = &loaded
 	}
 	spec, err := e.startSpec(ctx, p, c, *g)
 	if err != nil {
-		return ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+		return ContainerStatus{}, spec, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
 	}
 	st, err := e.runtime.StartContainer(ctx, p, c, spec)
 	if err != nil {
@@ -121,9 +124,9 @@ func (e *Engine) startContainer(ctx context.Context, p Project, c Container, g *
 		if prefix := fmt.Sprintf("start %s/%s: ", p.Slug, c.Name); !strings.HasPrefix(err.Error(), prefix) {
 			err = fmt.Errorf("%s%w", prefix, err)
 		}
-		return st, err
+		return st, spec, err
 	}
-	return st, nil
+	return st, spec, nil
 }
 
 // sameFailure is one cause that failed several containers of a project alike (an image that
@@ -212,7 +215,9 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-// startAll starts every container of p in dependency order, going on past failures.
+// startAll starts every container of p in dependency order, going on past failures, and waits
+// until every one is up (awaitUp). A container starts once those it depends on are up; one
+// whose dependency did not come up is not started.
 func (e *Engine) startAll(ctx context.Context, p Project) error {
 	if err := e.syncConfig(ctx, p); err != nil {
 		return fmt.Errorf("start %s: %w", p.Slug, err)
@@ -227,13 +232,40 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 	}
 	var errs []error
 	var names []string
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	waits := map[string]*startWait{}
+	var ws []*startWait
 	for _, c := range startOrder(cs, g.conns) {
-		if _, err := e.startContainer(ctx, p, c, &g); err != nil {
+		if dep := failedDependency(c, g.conns, waits); dep != "" {
+			errs = append(errs, fmt.Errorf("start %s/%s: not started: it depends on %s, which did not come up: %w", p.Slug, c.Name, dep, ErrNotUp))
+			names = append(names, c.Name)
+			continue
+		}
+		_, spec, err := e.startContainer(ctx, p, c, &g)
+		if err != nil {
 			errs = append(errs, err)
 			names = append(names, c.Name)
+			continue
+		}
+		w := e.waitFor(ctx, &wg, p, c, spec.listenPort())
+		waits[c.Name] = w
+		ws = append(ws, w)
+	}
+	return errors.Join(joinStartErrors(p, names, errs), awaitAll(p, ws))
+}
+
+// failedDependency waits for the containers c depends on that are being waited for, and names
+// the first that did not come up ("" when all did).
+func failedDependency(c Container, conns []Connection, waits map[string]*startWait) string {
+	for _, cn := range conns {
+		if w, ok := waits[cn.To]; ok && cn.From == c.Name {
+			if <-w.done; w.err != nil {
+				return cn.To
+			}
 		}
 	}
-	return joinStartErrors(p, names, errs)
+	return ""
 }
 
 // StartProject starts every container; a hibernated project is woken (restored) first.
@@ -262,7 +294,10 @@ func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) 
 	}
 	progressFor(ctx, p.ID, OpStart)(Progress{Phase: "start"})
 	err = e.startAll(ctx, o.p)
-	return o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+	// A start that failed leaves the project active (its storage is live: its files can be
+	// fixed, and the sweep hibernates it when idle), with the failure as its reason, which
+	// the next start that succeeds clears.
+	return o.finish(ctx, Release{To: StatusActive, Reason: startFailedReason(err)}, OpDone, err)
 }
 
 // stepEnvironmentMade is journaled (by a create or a start) once the project's environment and
@@ -386,8 +421,15 @@ func (e *Engine) StartContainer(ctx context.Context, ref, name string) (Containe
 		return ContainerStatus{}, err
 	}
 	_ = e.store.Touch(ctx, p.ID, e.now())
-	st, err := e.startContainer(ctx, p, c, nil)
-	_, err = o.finish(ctx, Release{To: StatusActive}, OpDone, err)
+	st, spec, err := e.startContainer(ctx, p, c, nil)
+	if err == nil {
+		if err = e.awaitUp(ctx, p, c, spec.listenPort()); err == nil {
+			if now, serr := e.runtime.ContainerStatus(ctx, p, c); serr == nil {
+				st = now
+			}
+		}
+	}
+	_, err = o.finish(ctx, Release{To: StatusActive, Reason: startFailedReason(err)}, OpDone, err)
 	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "started " + name})
 	return st, err
 }
@@ -452,4 +494,37 @@ func (e *Engine) Containers(ctx context.Context, ref string) (Project, []Contain
 		out[i].Status = st
 	}
 	return p, out, nil
+}
+
+// ProbeContainers is Containers with whether each running container accepts connections on
+// its port now (ContainerStatus.PortAnswers), for the views that show a URL as live: the
+// probes cost a connection each, which the other readers of Containers need not pay.
+func (e *Engine) ProbeContainers(ctx context.Context, ref string) (Project, []ContainerView, error) {
+	p, out, err := e.Containers(ctx, ref)
+	if err == nil {
+		e.probePorts(ctx, p, out)
+	}
+	return p, out, err
+}
+
+// probePorts looks, all at once, whether each running container of vs accepts connections on
+// its port, when the runtime can tell (PortProber).
+func (e *Engine) probePorts(ctx context.Context, p Project, vs []ContainerView) {
+	prober, ok := e.runtime.(PortProber)
+	if !ok {
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range vs {
+		if vs[i].Status.State != ContainerRunning {
+			continue
+		}
+		wg.Go(func() {
+			answers, err := e.probe(ctx, prober, p, vs[i].Container, vs[i].Status)
+			if err == nil {
+				vs[i].Status.PortAnswers = &answers
+			}
+		})
+	}
+	wg.Wait()
 }

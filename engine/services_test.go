@@ -27,6 +27,12 @@ func writeTree(t *testing.T, files map[string]string) string {
 	return dir
 }
 
+// withServe is s with every container command "exec sleep 600" replaced by serve's listener,
+// which a start waits for on the container's port.
+func withServe(t *testing.T, s string) string {
+	return strings.ReplaceAll(s, "exec sleep 600", serve(t))
+}
+
 const twoApps = `{
   "apps": {
     "web": {"directory": "web", "port": 5173, "start": "exec sleep 600", "env": {"OWN": "web"}},
@@ -50,7 +56,7 @@ const twoApps = `{
 func TestConfigJSONProjectConnections(t *testing.T) {
 	ctx := context.Background()
 	p := openTest(t, t.TempDir(), "test")
-	src := writeTree(t, map[string]string{".tesslate/config.json": twoApps, "web/index.html": "hi", "api/main.py": ""})
+	src := writeTree(t, map[string]string{".tesslate/config.json": withServe(t, twoApps), "web/index.html": "hi", "api/main.py": ""})
 	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "shop", FromDir: src})
 	must(t, err)
 	_, views, err := p.eng.Containers(ctx, pr.Slug)
@@ -118,8 +124,8 @@ func TestConfigJSONProjectConnections(t *testing.T) {
 	}
 
 	// The file is read again at start: a changed env and a new node take effect.
-	changed := strings.Replace(twoApps, `"OWN": "web"`, `"OWN": "web2"`, 1)
-	changed = strings.Replace(changed, `"apps": {`, `"apps": {"worker": {"directory": ".", "start": "exec sleep 600", "port": 9000},`, 1)
+	changed := strings.Replace(withServe(t, twoApps), `"OWN": "web"`, `"OWN": "web2"`, 1)
+	changed = strings.Replace(changed, `"apps": {`, withServe(t, `"apps": {"worker": {"directory": ".", "start": "exec sleep 600", "port": 9000},`), 1)
 	must(t, p.eng.WriteFile(ctx, pr.Slug, ".tesslate/config.json", strings.NewReader(changed)))
 	_, err = p.eng.StopProject(ctx, pr.Slug)
 	must(t, err)
@@ -213,7 +219,7 @@ func TestConfigJSONRefusedAtCreate(t *testing.T) {
 func TestTesslatePortPlaceholder(t *testing.T) {
 	ctx := context.Background()
 	p := openTest(t, t.TempDir(), "test")
-	md := "## Framework Configuration\n\n**Port**: [Specify: the port]\n\n## Development Server\n\n```bash\nexec sleep 600\n```\n"
+	md := withServe(t, "## Framework Configuration\n\n**Port**: [Specify: the port]\n\n## Development Server\n\n```bash\nexec sleep 600\n```\n")
 	src := writeTree(t, map[string]string{"TESSLATE.md": md})
 	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "tpl", FromDir: src})
 	must(t, err)
@@ -222,7 +228,7 @@ func TestTesslatePortPlaceholder(t *testing.T) {
 		t.Fatalf("start needing the placeholder port: %v", err)
 	}
 	must(t, p.eng.RemoveContainer(ctx, pr.Slug, "app"))
-	_, err = p.eng.AddContainer(ctx, pr.Slug, engine.ContainerSpec{Name: "app", Directory: ".", Port: 4000, Command: "exec sleep 600"})
+	_, err = p.eng.AddContainer(ctx, pr.Slug, engine.ContainerSpec{Name: "app", Directory: ".", Port: 4000, Command: serve(t)})
 	must(t, err)
 	_, err = p.eng.StartProject(ctx, pr.Slug)
 	must(t, err)
@@ -236,7 +242,7 @@ func TestRefusalsNameTheOperationInProgress(t *testing.T) {
 	ctx := context.Background()
 	p := openTest(t, t.TempDir(), "test")
 	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "busy",
-		Containers: []engine.ContainerSpec{{Name: "web", Directory: ".", Command: "exec sleep 600", Port: 4000}}})
+		Containers: []engine.ContainerSpec{{Name: "web", Directory: ".", Command: serve(t), Port: 4000}}})
 	must(t, err)
 	// Another process's hibernation, caught between its claim and its snapshot.
 	_, err = p.store.ClaimProject(ctx, pr.ID, engine.Claim{OpID: "op-elsewhere", Kind: engine.OpHibernate, Owner: "sweeper@host:1",
@@ -309,7 +315,7 @@ func TestStartDoesNotWaitForRemoteFiles(t *testing.T) {
 	ctx := context.Background()
 	reads := 0
 	p := openTest(t, t.TempDir(), "test", func(c *engine.Config) { c.Runtime = remoteRuntime{c.Runtime, &reads} })
-	src := writeTree(t, map[string]string{".tesslate/config.json": `{"apps": {"web": {"start": "exec sleep 600", "port": 4000}}}`})
+	src := writeTree(t, map[string]string{".tesslate/config.json": withServe(t, `{"apps": {"web": {"start": "exec sleep 600", "port": 4000}}}`)})
 	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "remote", FromDir: src})
 	must(t, err)
 	_, err = p.eng.StartProject(ctx, pr.Slug)

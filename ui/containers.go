@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -42,8 +43,8 @@ var containerColumns = []column{
 	{title: "NAME", min: 8, max: 20, fit: true},
 	// An app's directory, a service's image and data volume, an external service's endpoint.
 	{title: "SOURCE", min: 9, max: 32, drop: 2, fit: true},
-	// Wide enough for "stopping…" while an action runs.
-	{title: "STATE", min: 9, max: 9},
+	// Wide enough for "stopping…" while an action runs, and for "exited 127".
+	{title: "STATE", min: 9, max: 10, fit: true},
 	{title: "PORT", min: 11, max: 11, drop: 5},
 	{title: "UPTIME", min: 6, max: 7, drop: 6},
 	// What a running container uses: percent of one core ("150%") and memory ("1.2G"). At 80
@@ -183,7 +184,11 @@ func (c *containersPane) info() string {
 	case c.gate.loading:
 		s += "  loading…"
 	}
-	return s + "  " + string(c.proj.Status) + c.resourcesInfo()
+	s += "  " + engine.DisplayStatus(c.proj) + c.resourcesInfo()
+	if engine.StartFailed(c.proj) {
+		s += "  " + strings.TrimPrefix(c.proj.StatusReason, "start failed: ")
+	}
+	return s
 }
 
 // containersLoadedMsg answers a containers load of one project.
@@ -200,7 +205,7 @@ func (m containersLoadedMsg) deliver() tea.Cmd { return m.to.apply(m) }
 func (c *containersPane) load() tea.Cmd {
 	src, id := c.env.src, c.proj.ID
 	return c.gate.load(c.env.ctx, func(ctx context.Context) tea.Msg {
-		p, rows, err := src.Containers(ctx, id)
+		p, rows, err := src.ProbeContainers(ctx, id)
 		return containersLoadedMsg{to: c, project: p, rows: rows, err: err}
 	})
 }
@@ -272,7 +277,16 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	case cv.Status.URL == "":
 		url = txt("-", th.Muted)
 	}
-	stateCell := txt(string(state), th.Container(state))
+	if a := cv.Status.PortAnswers; a != nil && !*a && state == engine.ContainerRunning {
+		// Running, but nothing answers on its port (still compiling, or listening elsewhere):
+		// its URL is not live.
+		url = append(cell{{text: "not answering ", style: th.Error}}, seg{text: url[0].text, style: th.Muted})
+	}
+	stateText := string(state)
+	if state == engine.ContainerExited {
+		stateText += " " + strconv.Itoa(cv.Status.ExitCode)
+	}
+	stateCell := txt(stateText, th.Container(state))
 	if doing, ok := c.acting[cv.Name]; ok {
 		stateCell = txt(doing, th.Hint)
 	}

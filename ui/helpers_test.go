@@ -121,6 +121,11 @@ func (f *fakeSource) Usage(_ context.Context, ref string) (map[string]engine.Con
 	return f.usage[p.ID], nil
 }
 
+// ProbeContainers is Containers: the fixtures carry whatever PortAnswers a test gives them.
+func (f *fakeSource) ProbeContainers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error) {
+	return f.Containers(ctx, ref)
+}
+
 func (f *fakeSource) Snapshots(_ context.Context, ref string, all bool) ([]engine.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -128,6 +128,8 @@ func (p *projectsPane) info() string {
 	// A failed project needs an operator: the selected one's way on is in sight.
 	if sel, ok := p.selected(); ok && sel.Status == engine.StatusFailed {
 		s += "  " + sel.Slug + " failed; next: " + engine.NextStep(sel) + "; why: " + sel.StatusReason
+	} else if ok && engine.StartFailed(sel) {
+		s += "  " + sel.Slug + ": " + sel.StatusReason + "; enter shows its containers, l their logs"
 	}
 	return s
 }
@@ -433,12 +435,22 @@ func (p *projectsPane) cells(r *projectRow) []cell {
 	}
 	return []cell{
 		name,
-		txt(string(status), th.Status(status)),
+		p.statusCell(status, r.reason),
 		containers,
 		txt(ago(p.env.now, fromMicros(r.lastActivity)), th.Value),
 		p.hibernatesIn(status, fromMicros(r.lastActivity)),
 		snaps,
 	}
+}
+
+// statusCell is the project's status, "start failed" (styled as failed) for an active project
+// whose last start failed: "active" would read as all is well.
+func (p *projectsPane) statusCell(status engine.ProjectStatus, reason string) cell {
+	th := p.env.theme
+	if pr := (engine.Project{Status: status, StatusReason: reason}); engine.StartFailed(pr) {
+		return txt(engine.DisplayStatus(pr), th.Status(engine.StatusFailed))
+	}
+	return txt(string(status), th.Status(status))
 }
 
 // hibernatesIn is when the sweep will take an active project, by the idle timeout.

@@ -22,6 +22,9 @@ type source interface {
 	// Usage measures what a project's running containers use (engine.Engine.Usage); the
 	// Containers pane asks at its refresh pace only.
 	Usage(ctx context.Context, ref string) (map[string]engine.ContainerUsage, error)
+	// ProbeContainers is Containers with whether each running container's port answers
+	// (engine.Engine.ProbeContainers): what the Containers pane shows.
+	ProbeContainers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error)
 	// Snapshots lists a project's timeline, newest first (engine.Engine.Snapshots).
 	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
 	// Subscribe delivers status events until ctx ends, then closes the channel.

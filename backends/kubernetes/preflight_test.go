@@ -47,7 +47,7 @@ func TestHibernatePreflight(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			admin := newRuntime(t, c)
 			store := newStore(t)
-			p := createTwo(t, newEngineOn(t, admin, store), "Preflight "+tc.name)
+			p := createTwo(t, c, newEngineOn(t, admin, store), "Preflight "+tc.name)
 			ns := admin.Namespace(p)
 			ctx := t.Context()
 			t.Cleanup(func() { _ = admin.DestroyProject(context.Background(), p, nil) })

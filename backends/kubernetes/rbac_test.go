@@ -72,7 +72,7 @@ func TestSweepsRunAsSweeper(t *testing.T) {
 	admin := newRuntime(t, c)
 	store := newStore(t)
 	eng := newEngineOn(t, admin, store)
-	p := createTwo(t, eng, "Least Privilege")
+	p := createTwo(t, c, eng, "Least Privilege")
 	ns := admin.Namespace(p)
 	ctx := t.Context()
 	t.Cleanup(func() { _ = admin.DestroyProject(context.Background(), p, nil) })

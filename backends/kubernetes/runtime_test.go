@@ -84,8 +84,9 @@ func newEngineOn(t *testing.T, rt *kubernetes.Runtime, store engine.Store) *engi
 }
 
 // createTwo creates a project with two containers (each with its own command, so nothing
-// reads TESSLATE.md through an exec) and starts it.
-func createTwo(t *testing.T, eng *engine.Engine, name string) engine.Project {
+// reads TESSLATE.md through an exec) and starts it, with the kubelet stand-in marking its pods
+// ready while it does: a start waits for them.
+func createTwo(t *testing.T, c *k8stest.Cluster, eng *engine.Engine, name string) engine.Project {
 	t.Helper()
 	ctx := t.Context()
 	p, err := eng.CreateProject(ctx, engine.CreateRequest{Name: name, Owner: "alice@example.com", Containers: []engine.ContainerSpec{
@@ -95,6 +96,8 @@ func createTwo(t *testing.T, eng *engine.Engine, name string) engine.Project {
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
+	stop := c.StartKubelet(t, "")
+	defer stop()
 	if _, err := eng.StartProject(ctx, p.ID); err != nil {
 		t.Fatalf("start: %v", err)
 	}
@@ -107,7 +110,7 @@ func TestStartTwoContainerProject(t *testing.T) {
 	c := k8stest.Start(t)
 	rt := newRuntime(t, c)
 	eng := newEngine(t, rt)
-	p := createTwo(t, eng, "Objects Accepted")
+	p := createTwo(t, c, eng, "Objects Accepted")
 	ns := rt.Namespace(p)
 	stop := c.StartKubelet(t, ns)
 	defer stop()
@@ -206,7 +209,7 @@ func TestHibernateWakePurge(t *testing.T) {
 	c := k8stest.Start(t)
 	rt := newRuntime(t, c)
 	eng := newEngine(t, rt)
-	p := createTwo(t, eng, "Sleepy Head")
+	p := createTwo(t, c, eng, "Sleepy Head")
 	ns := rt.Namespace(p)
 	ctx := t.Context()
 	t.Cleanup(func() { _ = rt.DestroyProject(context.Background(), p, nil) })
@@ -305,7 +308,7 @@ func TestHibernateSnapshotNeverReady(t *testing.T) {
 	c := k8stest.Start(t)
 	rt := newRuntime(t, c, func(cfg *kubernetes.Config) { cfg.SnapshotReadyTimeout = 2 * time.Second })
 	eng := newEngine(t, rt)
-	p := createTwo(t, eng, "Never Ready")
+	p := createTwo(t, c, eng, "Never Ready")
 	ns := rt.Namespace(p)
 	ctx := t.Context()
 	t.Cleanup(func() { _ = rt.DestroyProject(context.Background(), p, nil) })

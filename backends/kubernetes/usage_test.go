@@ -21,7 +21,7 @@ func TestUsageMetricsAPI(t *testing.T) {
 	c := k8stest.Start(t)
 	rt := newRuntime(t, c)
 	eng := newEngine(t, rt)
-	p := createTwo(t, eng, "Usage Read")
+	p := createTwo(t, c, eng, "Usage Read")
 	t.Cleanup(func() { _ = rt.DestroyProject(context.Background(), p, nil) })
 	ctx := t.Context()
 

@@ -10,6 +10,8 @@ import (
 type jsonContainer struct {
 	Name, Directory, Status, URL, Detail string
 	Port                                 int
+	ExitCode                             *int  `json:"exit_code"`
+	Live                                 *bool `json:"live"`
 }
 
 type jsonSnapshot struct {

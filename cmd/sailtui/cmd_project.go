@@ -30,18 +30,21 @@ type projectRow struct {
 	Operation    string    `json:"operation,omitempty"`
 	// NextStep says what moves a failed project on (engine.NextStep).
 	NextStep string `json:"next_step,omitempty"`
+	// shown is the status as tables show it (engine.DisplayStatus): "start failed" for an
+	// active project whose last start failed.
+	shown string
 }
 
 func rowOf(p engine.Project) projectRow {
 	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
 		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
-		NextStep: engine.NextStep(p)}
+		NextStep: engine.NextStep(p), shown: engine.DisplayStatus(p)}
 }
 
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 	r := rowOf(p)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.Status, r.StatusReason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, r.StatusReason)
 		if r.NextStep != "" {
 			fmt.Fprintf(tw, "next: %s\n", r.NextStep)
 		}
@@ -82,7 +85,7 @@ func projectsCmd(a *app) *cobra.Command {
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tLAST ACTIVITY\tOWNER")
 				for _, r := range rows {
-					st := r.Status
+					st := r.shown
 					if r.Operation != "" {
 						st += " (" + r.Operation + ")"
 					}
@@ -90,8 +93,12 @@ func projectsCmd(a *app) *cobra.Command {
 				}
 				// Under the table, so its columns stay as they are: each failed project's way on.
 				for _, r := range rows {
-					if r.NextStep != "" {
+					switch {
+					case r.NextStep != "":
 						fmt.Fprintf(tw, "\n%s is failed: %s\n  next: %s\n", r.Slug, r.StatusReason, r.NextStep)
+					case r.shown != r.Status:
+						fmt.Fprintf(tw, "\n%s: %s\n  next: sailtui containers ls %s and sailtui logs %s NAME show why; sailtui project start %s tries again\n",
+							r.Slug, r.StatusReason, r.Slug, r.Slug, r.Slug)
 					}
 				}
 			})
@@ -210,8 +217,11 @@ type containerRow struct {
 	HostPort  int                   `json:"host_port,omitempty"`
 	ExitCode  *int                  `json:"exit_code,omitempty"`
 	URL       string                `json:"url"`
-	LocalURL  string                `json:"local_url,omitempty"`
-	PID       int                   `json:"pid,omitempty"`
+	// Live says whether the running container accepted a connection on its port just now:
+	// its URL works only then. Absent when nothing was probed (not running).
+	Live     *bool  `json:"live,omitempty"`
+	LocalURL string `json:"local_url,omitempty"`
+	PID      int    `json:"pid,omitempty"`
 	// Detail says why a container is not running as asked (ImagePullBackOff, a crash loop,
 	// unschedulable, failing probes), or what holds it (paused for a snapshot).
 	Detail  string `json:"detail,omitempty"`
@@ -249,7 +259,7 @@ func containersCmd(a *app) *cobra.Command {
 				return err
 			}
 			usage := measureUsage(cmd.Context(), eng, args[0])
-			p, views, err := eng.Containers(cmd.Context(), args[0])
+			p, views, err := eng.ProbeContainers(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -260,7 +270,7 @@ func containersCmd(a *app) *cobra.Command {
 				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
 					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
 					Detail: v.Status.Detail, Kind: v.Kind.String(), Image: v.Image, DataPath: v.DataPath, Volume: v.Status.Volume,
-					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary}
+					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary, Live: v.Status.PortAnswers}
 				if u, ok := used[v.Name]; ok {
 					rows[i].Usage = &u
 				}
@@ -273,13 +283,13 @@ func containersCmd(a *app) *cobra.Command {
 				}
 			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tURL\tUPTIME\tCPU\tMEM")
+				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tLIVE\tURL\tUPTIME\tCPU\tMEM")
 				for i, r := range rows {
 					status := string(r.Status)
 					if r.ExitCode != nil {
 						status += fmt.Sprintf(" (%d)", *r.ExitCode)
 					}
-					if r.Detail != "" && r.Status != engine.ContainerRunning {
+					if r.Detail != "" && r.Status != engine.ContainerRunning && !saysExitCode(r) {
 						// Why it does not run is what an operator looks for first.
 						status += ": " + clip(printable(r.Detail), 70)
 					}
@@ -295,7 +305,7 @@ func containersCmd(a *app) *cobra.Command {
 					if r.Usage != nil {
 						cpu, mem = r.Usage.CPUText(), r.Usage.MemoryText()
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, url, r.Uptime, cpu, mem)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, liveWord(r.Live), url, r.Uptime, cpu, mem)
 				}
 			})
 		},
@@ -326,6 +336,22 @@ func measureUsage(ctx context.Context, eng *engine.Engine, ref string) func(errw
 		}
 		return a.u
 	}
+}
+
+// saysExitCode reports a detail that only repeats the exit code the status shows.
+func saysExitCode(r containerRow) bool {
+	return r.ExitCode != nil && (r.Detail == fmt.Sprintf("exited with code %d", *r.ExitCode) || r.Detail == fmt.Sprintf("exit %d", *r.ExitCode))
+}
+
+// liveWord is the LIVE column: whether the port answered ("yes", "no"), "-" when not probed.
+func liveWord(live *bool) string {
+	switch {
+	case live == nil:
+		return "-"
+	case *live:
+		return "yes"
+	}
+	return "no"
 }
 
 // containerSource is what a container runs from, for tables: an app's directory, a service's

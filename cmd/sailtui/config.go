@@ -26,6 +26,7 @@ type config struct {
 	StopIdleTimeout  time.Duration
 	OpTimeout        time.Duration
 	UseWait          time.Duration
+	StartTimeout     time.Duration
 	SweepConcurrency int
 	// LogMaxMiB caps each container's kept log (local and docker), current and rotated file.
 	LogMaxMiB      int
@@ -74,6 +75,7 @@ func defaultConfig() config {
 		IdleTimeout:      30 * time.Minute,
 		OpTimeout:        10 * time.Minute,
 		UseWait:          engine.DefaultUseWait,
+		StartTimeout:     engine.DefaultStartTimeout,
 		SweepConcurrency: 16,
 		LogMaxMiB:        8,
 		Output:           "table",
@@ -120,6 +122,9 @@ func (c *config) checkHeadlessStore() error {
 }
 
 func (c *config) validate() error {
+	if c.StartTimeout <= 0 {
+		return fmt.Errorf("--start-timeout %s: want a positive duration such as 10m", c.StartTimeout)
+	}
 	switch c.Output {
 	case "table", "json":
 	default:

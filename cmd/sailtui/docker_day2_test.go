@@ -483,7 +483,27 @@ func TestDockerPortAndExitCode(t *testing.T) {
 		return rs
 	}
 	check("before start", false)
-	_ = c.run("project", "start", slug)
+	// The start fails, at once, for the two that end: each named with its exit code and its
+	// log; the two that serve are up and their ports answer (issue 17).
+	begun := time.Now()
+	r := c.run("project", "start", slug)
+	if r.code != 1 {
+		t.Fatalf("start of a project whose containers exit: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"start " + slug + "/fails: it exited", "with code 3", "| bye", "start " + slug + "/done: it exited", "with code 0",
+		"the project's other containers run (app, web)"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("start's error does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if took := time.Since(begun); took > time.Minute {
+		t.Errorf("containers that exit at once took %s to fail the start", took)
+	}
+	for name, x := range c.containers(slug) {
+		if (name == "app" || name == "web") && (x.Live == nil || !*x.Live) {
+			t.Errorf("%s is up but its port does not answer: %+v", name, x)
+		}
+	}
 	// Every container of a project has restart: unless-stopped (a daemon restart must not
 	// leave it down), so the two that end are started again after a growing delay: each is
 	// seen exited with its code between runs, in JSON and in the table.

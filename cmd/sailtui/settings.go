@@ -16,6 +16,7 @@ import (
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/postgres"
+	"github.com/sailtui/sailtui/engine"
 )
 
 // setting is one row of the settings table, which drives reading the environment, the flags
@@ -37,7 +38,7 @@ type setting struct {
 type flagSpec struct {
 	name  string
 	usage string
-	// target is where the flag writes: a *string or *bool field of the config.
+	// target is where the flag writes: a *string, *bool or *time.Duration field of the config.
 	target func(c *config) any
 	// root: a flag of the console (the root command) only; else every command has it.
 	root bool
@@ -177,6 +178,9 @@ var settings = []setting{
 		parse: field(func(c *config) *time.Duration { return &c.OpTimeout }, positive("10m")), value: func(c *config) string { return c.OpTimeout.String() }},
 	{env: "SAILTUI_USE_WAIT", def: "30s", meaning: "how long hibernate, wake, restore, snapshot and delete wait for file operations and execs in progress (asked to stop after a third of it) before refusing",
 		parse: field(func(c *config) *time.Duration { return &c.UseWait }, positive("30s")), value: func(c *config) string { return c.UseWait.String() }},
+	{env: "SAILTUI_START_TIMEOUT", def: engine.DefaultStartTimeout.String(), meaning: "how long a start waits for each container to run and accept connections on its port (a first npm install included); one that exits or does not listen by then fails the start",
+		flag:  &flagSpec{name: "start-timeout", usage: "how long a start waits for each container to come up (env SAILTUI_START_TIMEOUT)", target: func(c *config) any { return &c.StartTimeout }},
+		parse: field(func(c *config) *time.Duration { return &c.StartTimeout }, positive("10m")), value: func(c *config) string { return c.StartTimeout.String() }},
 	{env: "SAILTUI_SWEEP_CONCURRENCY", flag: sweepFlag("concurrency"), def: "16", meaning: "projects hibernated at once by one sweep",
 		parse: field(func(c *config) *int { return &c.SweepConcurrency }, intIn(1, 1024)), value: func(c *config) string { return strconv.Itoa(c.SweepConcurrency) }},
 	{env: "SAILTUI_LOG_MAX_MIB", def: "8", meaning: "local and docker: the most one container's kept log takes on disk, in MiB (the current file and the one rotated before it)",
@@ -331,6 +335,8 @@ func (c *config) bindSettings(global, root *pflag.FlagSet) {
 			fs.StringVar(p, f.name, *p, f.usage)
 		case *bool:
 			fs.BoolVar(p, f.name, *p, f.usage)
+		case *time.Duration:
+			fs.DurationVar(p, f.name, *p, f.usage)
 		default:
 			panic(fmt.Sprintf("setting %s: flag --%s of type %T", s.env, f.name, p))
 		}
