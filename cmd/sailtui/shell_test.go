@@ -25,6 +25,23 @@ func (s *tmuxSession) resize(w, h string) {
 	}
 }
 
+// sizeAfterResize resizes the window and asks the remote terminal its size until it reads
+// "h w": a resize reaches a docker or kubernetes terminal through an API call after the
+// SIGWINCH, so a command typed at once may still see the old size, as with docker exec -it.
+func (s *tmuxSession) sizeAfterResize(w, h string) {
+	s.t.Helper()
+	s.resize(w, h)
+	want := h + " " + w
+	for range 20 {
+		s.keys("stty size", "Enter")
+		time.Sleep(250 * time.Millisecond)
+		if strings.Contains(s.screen(), want) {
+			return
+		}
+	}
+	s.waitFor(want)
+}
+
 // sailtui exec -it gives the command a terminal of this window's size that follows it, passes
 // what is typed, exits with the command's exit code and leaves the terminal as it found it.
 func TestCLIExecTerminal(t *testing.T) {
@@ -135,11 +152,12 @@ func TestDockerExecTerminal(t *testing.T) {
 	c.ok("project", "create", slug, "--from", writeDockerSource(t), "--owner", "tester")
 	c.ok("project", "start", slug)
 	s := startTerminal(t, c, sailtuiLine(c, "exec", "-it", slug, "web", "--", "sh")+`; echo "sailtui-exit=$?"; sleep 600`)
+	// As a person would: type at the prompt. This engine's API (1.41) takes the terminal's size
+	// only once the exec runs, so a command typed ahead reads 0x0, as with docker exec -it.
+	s.waitFor("/app/web $")
 	s.keys(`stty size; echo "$(id -u)-$(pwd)-$((6*7))"`, "Enter")
 	s.waitFor("40 140", "1000-/app/web-42")
-	s.resize("100", "30")
-	s.keys("stty size", "Enter")
-	s.waitFor("30 100")
+	s.sizeAfterResize("100", "30")
 	s.keys("exit 5", "Enter")
 	s.waitFor("sailtui-exit=5")
 
@@ -170,9 +188,7 @@ func TestKubernetesNodeExecTerminal(t *testing.T) {
 	s := startTerminal(t, c, sailtuiLine(c, "exec", "-it", slug, "web", "--", "sh")+`; echo "sailtui-exit=$?"; sleep 600`)
 	s.keys(`stty size; test -t 0 && echo "pod-tty-$((6*7))"`, "Enter")
 	s.waitFor("40 140", "pod-tty-42")
-	s.resize("100", "30")
-	s.keys("stty size", "Enter")
-	s.waitFor("30 100")
+	s.sizeAfterResize("100", "30")
 	s.keys("exit 5", "Enter")
 	s.waitFor("sailtui-exit=5")
 }
