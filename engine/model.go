@@ -287,6 +287,10 @@ type ContainerStatus struct {
 	// runtime that cannot tell). A URL is live only when it is true.
 	PortAnswers *bool  `json:"port_answers,omitempty"`
 	Detail      string `json:"detail,omitempty"`
+	// Blocked says that a starting container will not run without someone changing something
+	// (its image cannot be pulled, its configuration is refused); Detail says what. A start
+	// fails on it at once rather than wait out the start timeout.
+	Blocked bool `json:"blocked,omitempty"`
 	// Volume names a service's data volume as the runtime knows it (a Docker volume, a PVC).
 	Volume string `json:"volume,omitempty"`
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,6 +79,10 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 				return e.notUp(ctx, p, c, exitedWhat(st.ExitCode, time.Since(begun)), st)
 			case ContainerStopped:
 				return e.notUp(ctx, p, c, "was stopped while it started", st)
+			case ContainerStarting:
+				if st.Blocked {
+					return e.notUp(ctx, p, c, "cannot start: "+cmp.Or(st.Detail, "its runtime says it cannot"), st)
+				}
 			case ContainerRunning:
 				if runningSince.IsZero() {
 					// A container that was running already (a start of a running project)

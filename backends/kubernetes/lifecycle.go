@@ -271,8 +271,28 @@ func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Conta
 		}
 		st.State = engine.ContainerStarting
 		st.Detail = r.podDetail(ctx, d)
+		if why := r.blockedPod(ctx, d); why != "" {
+			st.Blocked, st.Detail = true, why
+		}
 	}
 	return st
+}
+
+// blockedPod says why a pod of d will not run without someone changing something (its image
+// cannot be pulled or used: see crashed), "" when nothing blocks it.
+func (r *Runtime) blockedPod(ctx context.Context, d *appsv1.Deployment) string {
+	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	if err != nil {
+		return ""
+	}
+	for i := range pods.Items {
+		if pods.Items[i].DeletionTimestamp == nil {
+			if why := crashed(&pods.Items[i]); why != "" {
+				return why + " (the cluster keeps trying)"
+			}
+		}
+	}
+	return ""
 }
 
 // exitedPod reports a dev pod whose command has exited: its container terminated, or waits

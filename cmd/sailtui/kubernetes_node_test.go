@@ -55,7 +55,10 @@ func TestKubernetesNodeStuckPodsShown(t *testing.T) {
 	slug := "stuck-" + randSuffix(t)
 	c.ok("project", "create", slug)
 	c.ok("container", "add", slug, "quitter", "--dir", "q", "--port", "8080", "--command", "echo bye; exit 3")
-	c.ok("project", "start", slug)
+	// The start fails, naming the container and its exit code (issue 17 item 1).
+	if r := c.run("project", "start", slug); r.code == 0 || !strings.Contains(r.stderr, "quitter") || !strings.Contains(r.stderr, "code 3") {
+		t.Errorf("start of a container that exits: exit %d: %s", r.code, r.stderr)
+	}
 	waitDetail(t, c, slug, "quitter", "exited", "exited")
 
 	// An image nobody can pull: the node sends every pull to a closed port.
@@ -63,7 +66,11 @@ func TestKubernetesNodeStuckPodsShown(t *testing.T) {
 	slug2 := "nopull-" + randSuffix(t)
 	bad.ok("project", "create", slug2)
 	bad.ok("container", "add", slug2, "web", "--dir", "web", "--port", "8080", "--command", "sleep 1000")
-	bad.ok("project", "start", slug2)
+	// The start fails once the pull does, saying so, rather than wait out the start timeout.
+	start := time.Now()
+	if r := bad.run("project", "start", slug2); r.code == 0 || !strings.Contains(r.stderr, "Image") || time.Since(start) > 90*time.Second {
+		t.Errorf("start of a container whose image cannot be pulled: exit %d after %v: %s", r.code, time.Since(start).Round(time.Second), r.stderr)
+	}
 	waitDetail(t, bad, slug2, "web", "starting", "Image")
 	if table := bad.ok("containers", "ls", slug2); !strings.Contains(table, "Image") {
 		t.Errorf("containers ls does not say why web is stuck:\n%s", table)
@@ -72,7 +79,7 @@ func TestKubernetesNodeStuckPodsShown(t *testing.T) {
 		t.Errorf("project describe does not say why web is stuck:\n%s", desc)
 	}
 	// An exec into it fails at once, saying why, instead of waiting for a pod that cannot come.
-	start := time.Now()
+	start = time.Now()
 	if r := bad.run("exec", slug2, "web", "--", "true"); r.code == 0 || !strings.Contains(r.stderr, "Image") || time.Since(start) > 30*time.Second {
 		t.Errorf("exec into a pod that cannot pull its image: exit %d after %v: %s", r.code, time.Since(start).Round(time.Second), r.stderr)
 	}
