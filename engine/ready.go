@@ -167,7 +167,14 @@ func (e *Engine) notUp(ctx context.Context, p Project, c Container, what string,
 	if st.Detail != "" && st.State != ContainerRunning && !strings.Contains(what, st.Detail) && !saysCode(st) {
 		msg += " (" + st.Detail + ")"
 	}
-	if tail := e.logTail(ctx, p, c); tail != "" {
+	tail := e.logTail(ctx, p, c)
+	// A runtime may still be writing the last output of a container that just exited (the
+	// local runtime's capture process): give it a moment before the log reads as markers only.
+	for i := 0; i < 10 && st.State == ContainerExited && onlyMarkers(tail) && ctx.Err() == nil; i++ {
+		time.Sleep(200 * time.Millisecond)
+		tail = e.logTail(ctx, p, c)
+	}
+	if tail != "" {
 		msg += fmt.Sprintf("; its last log lines:\n%s\n(sailtui logs %s %s shows all of it)", tail, p.Slug, c.Name)
 	} else {
 		msg += "; its log is empty"
@@ -271,4 +278,15 @@ func startFailedReason(err error) string {
 		heads = []string{strings.SplitN(err.Error(), "\n", 2)[0]}
 	}
 	return startFailedPrefix + strings.Join(heads, "; ")
+}
+
+// onlyMarkers reports a log tail (logTail's lines) that holds no line of the container's own,
+// only sailtui's markers ("— started —").
+func onlyMarkers(tail string) bool {
+	for _, l := range strings.Split(tail, "\n") {
+		if l = strings.TrimPrefix(l, "  | "); l != "" && !strings.HasPrefix(l, "—") {
+			return false
+		}
+	}
+	return true
 }

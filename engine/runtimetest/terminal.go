@@ -134,8 +134,13 @@ func testTerminalShell(t *testing.T, e *env) {
 func testTerminalResize(t *testing.T, e *env) {
 	c := e.shell("x", "app")
 	s := e.terminal(c, engine.ExecRequest{Argv: []string{"sh"}}, engine.TermSize{Cols: 101, Rows: 31}, true)
-	s.typeln("stty size")
-	s.waitFor("31 101")
+	// A runtime may size the terminal only once the exec runs (docker's API 1.41): a command
+	// typed before that reads 0x0. Ask until the start size shows.
+	eventually(t, "stty size to say 31 101", func() bool {
+		s.typeln("stty size")
+		time.Sleep(200 * time.Millisecond)
+		return strings.Contains(s.out.String(), "31 101")
+	}, func() string { return s.out.String() })
 	s.resize <- engine.TermSize{Cols: 132, Rows: 43}
 	// The resize reaches the terminal on its own path; ask until it shows.
 	eventually(t, "stty size to say 43 132 after the resize", func() bool {
