@@ -15,7 +15,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/httpstream"
@@ -313,40 +312,6 @@ func execArgv(mount string, c engine.Container, req engine.ExecRequest) ([]strin
 	argv := []string{"sh", "-c", execScript, "sh", path.Join(mount, cdir, sub), strconv.Itoa(len(vars))}
 	argv = append(argv, vars...)
 	return append(argv, req.Argv...), marker, nil
-}
-
-// Logs streams the dev pod's log (the container's output). With Timestamps each line carries
-// the time the kubelet recorded for it. The log is the pod's: it is not kept across a stop or a
-// hibernation (the pod and its namespace go), unlike the local and docker runtimes' logs.
-func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	ns := r.Namespace(p)
-	l := containerLabels(p, c)
-	pod, err := r.runningPod(ctx, ns, map[string]string{LabelProjectID: l[LabelProjectID], LabelComponent: ComponentDev, LabelContainerID: l[LabelContainerID]}, "container "+c.Name)
-	if err != nil {
-		return nil, fmt.Errorf("logs of %s/%s: %w", p.Slug, c.Name, err)
-	}
-	rc, err := r.core.CoreV1().Pods(ns).GetLogs(pod, logOptions(opts)).Stream(ctx)
-	if err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("logs of %s/%s: %w", p.Slug, c.Name, engine.ErrNotFound)
-		}
-		return nil, fmt.Errorf("logs of %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return rc, nil
-}
-
-func logOptions(opts engine.LogOptions) *corev1.PodLogOptions {
-	// The kubelet's own times, RFC3339Nano in front of each line (engine.ParseLogLine).
-	lo := &corev1.PodLogOptions{Container: "dev", Follow: opts.Follow, Timestamps: opts.Timestamps}
-	switch {
-	case opts.Tail > 0:
-		n := int64(opts.Tail)
-		lo.TailLines = &n
-	case opts.Tail < 0:
-		zero := int64(0)
-		lo.TailLines = &zero
-	}
-	return lo
 }
 
 // cloneScript clones the URL read from stdin into $1 when that directory is empty. The URL

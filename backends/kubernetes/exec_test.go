@@ -260,9 +260,9 @@ func TestLogOptions(t *testing.T) {
 		tail int64
 		nil_ bool
 	}{{engine.LogOptions{Follow: true}, 0, true}, {engine.LogOptions{Tail: 5}, 5, false}, {engine.LogOptions{Tail: -1}, 0, false}, {engine.LogOptions{Timestamps: true}, 0, true}} {
-		lo := logOptions(tc.in)
+		lo := podLogOptions(tc.in)
 		if lo.Container != "dev" || lo.Follow != tc.in.Follow || lo.Timestamps != tc.in.Timestamps || (lo.TailLines == nil) != tc.nil_ || (lo.TailLines != nil && *lo.TailLines != tc.tail) {
-			t.Errorf("logOptions(%+v) = %+v", tc.in, lo)
+			t.Errorf("podLogOptions(%+v) = %+v", tc.in, lo)
 		}
 	}
 }

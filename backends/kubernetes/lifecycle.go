@@ -146,6 +146,7 @@ func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine
 // StopContainer scales the container's Deployment to zero and waits for its pod to go; its
 // Service and Ingress stay, so a start is one request.
 func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
+	r.keepLogs(ctx, p, c, engine.LogMarkStopped)
 	if err := r.scaleDown(ctx, r.Namespace(p), deploymentName(c)); err != nil {
 		return fmt.Errorf("stop %s: %w", c.Name, err)
 	}
@@ -201,7 +202,7 @@ func (r *Runtime) podsLeft(ctx context.Context, d *appsv1.Deployment) string {
 
 // StopProject scales every dev Deployment of the project to zero and waits for their pods to
 // go, so a snapshot taken next sees files nobody writes. The file manager stays.
-func (r *Runtime) StopProject(ctx context.Context, p engine.Project, _ []engine.Container) error {
+func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	ns := r.Namespace(p)
 	list, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{LabelComponent: ComponentDev}.String()})
 	if err != nil {
@@ -215,6 +216,9 @@ func (r *Runtime) StopProject(ctx context.Context, p engine.Project, _ []engine.
 		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0 {
 			continue
 		}
+		if c, ok := containerOf(cs, d.Name); ok {
+			r.keepLogs(ctx, p, c, engine.LogMarkStopped)
+		}
 		if err := r.scaleDown(ctx, ns, d.Name); err != nil {
 			errs = append(errs, err)
 		}
@@ -223,6 +227,16 @@ func (r *Runtime) StopProject(ctx context.Context, p engine.Project, _ []engine.
 		return fmt.Errorf("stop project %s: %w", p.Slug, err)
 	}
 	return nil
+}
+
+// containerOf is the container of cs whose Deployment is named name.
+func containerOf(cs []engine.Container, name string) (engine.Container, bool) {
+	for _, c := range cs {
+		if deploymentName(c) == name {
+			return c, true
+		}
+	}
+	return engine.Container{}, false
 }
 
 // namespaceGone reports whether err, from a request into ns, came because ns does not exist:
@@ -363,7 +377,7 @@ func (r *Runtime) podDetail(ctx context.Context, d *appsv1.Deployment) string {
 // deletion takes no snapshot data with it, and a project whose namespace is still terminating
 // is safe in its snapshot: the next EnsureProject waits the namespace out (saying so), and the
 // doctor names what holds one that never goes.
-func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engine.Container) error {
+func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	ns := r.Namespace(p)
 	cur, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -377,6 +391,11 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, _ []engi
 	}
 	if cur.DeletionTimestamp != nil {
 		return nil
+	}
+	// The engine stopped the containers first (their logs are kept); this keeps the log of
+	// one that a failed stop left running.
+	for _, c := range cs {
+		r.keepLogs(ctx, p, c, engine.LogMarkStopped)
 	}
 	background := metav1.DeletePropagationBackground
 	if err := r.core.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {

@@ -41,12 +41,13 @@ func newNodeRuntime(t testing.TB, n *k8stest.Node, tweak ...func(*kubernetes.Con
 // The whole Runtime contract, against real pods on the real node.
 func TestContract(t *testing.T) {
 	n := k8stest.StartNode(t)
+	logs := newS3Store(t) // keeps the logs across stops, as S3_BUCKET_NAME does
 	var rt *kubernetes.Runtime
 	runtimetest.Run(t, runtimetest.Harness{
 		New: func(t *testing.T) engine.Runtime {
 			// The contract puts a file beside the project for the user to reach; / of the
 			// image is root's, the dev user's home is not.
-			rt = newNodeRuntime(t, n, func(c *kubernetes.Config) { c.MountPath = "/home/dev/app" })
+			rt = newNodeRuntime(t, n, func(c *kubernetes.Config) { c.MountPath, c.Logs = "/home/dev/app", logs })
 			return rt
 		},
 		ServeCommand: serveCommand,

@@ -45,7 +45,7 @@ func SweeperClusterRules() []rbacv1.PolicyRule {
 
 // SweeperProjectRules are the sweeps' permissions inside one project namespace: read and scale
 // the dev Deployments (the stop tier and the stop before a snapshot, and the restart after an
-// aborted hibernation), read the PVC, and make, watch and delete its VolumeSnapshots. With s3Snapshots (no CSI snapshot class) the archive is
+// aborted hibernation), read their pods and logs, read the PVC, and make, watch and delete its VolumeSnapshots. With s3Snapshots (no CSI snapshot class) the archive is
 // streamed out of the file-manager pod, which needs pods/exec — granted here, never cluster-wide.
 func SweeperProjectRules(s3Snapshots bool) []rbacv1.PolicyRule {
 	rules := []rbacv1.PolicyRule{
@@ -56,15 +56,14 @@ func SweeperProjectRules(s3Snapshots bool) []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"services"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"ingresses"}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"persistentvolumeclaims"}, Verbs: []string{"get", "list", "watch", "delete"}},
-		// The teardown's pods go with a short grace period, so the namespace goes fast.
-		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"deletecollection"}},
+		// The teardown's pods go with a short grace period, so the namespace goes fast; before
+		// they go, what they wrote is kept in the bucket when there is one (logs.go).
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "deletecollection"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/log"}, Verbs: []string{"get"}},
 		{APIGroups: []string{snapshotGroup}, Resources: []string{"volumesnapshots"}, Verbs: []string{"get", "list", "watch", "create", "delete", "deletecollection"}},
 	}
 	if s3Snapshots {
-		rules = append(rules,
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
-			rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}},
-		)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create"}})
 	}
 	return rules
 }

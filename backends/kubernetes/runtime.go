@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path"
 	"strings"
 	"time"
@@ -120,6 +121,16 @@ type Config struct {
 	// Sweeper, "namespace/name" of the service account the headless sweeps run as, gets the
 	// SweeperProjectRole in every project namespace. "" creates no RoleBinding.
 	Sweeper string
+
+	// Logs, when set, keeps container logs across stops and hibernation (logs.go): the bucket
+	// of S3_BUCKET_NAME, under LogPrefix (default "logs/"), each container's capped at
+	// LogMaxBytes compressed (SAILTUI_LOG_MAX_MIB; default logfile.DefaultMax). Nil: a log
+	// is its pod's and goes with it.
+	Logs        engine.ObjectStore
+	LogPrefix   string
+	LogMaxBytes int64
+	// Logger gets what the runtime cannot report as an operation's error (a log not kept).
+	Logger *slog.Logger
 }
 
 func (c *Config) defaults() error {
@@ -162,6 +173,15 @@ func (c *Config) defaults() error {
 	}
 	if c.DeleteTimeout <= 0 {
 		c.DeleteTimeout = 5 * time.Minute
+	}
+	if c.LogPrefix == "" {
+		c.LogPrefix = "logs/"
+	}
+	if !strings.HasSuffix(c.LogPrefix, "/") || strings.HasPrefix(c.LogPrefix, "/") {
+		return fmt.Errorf("kubernetes runtime: log prefix %q: want a key prefix ending in /", c.LogPrefix)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Sweeper != "" {
 		if err := CheckSweeper(c.Sweeper); err != nil {
@@ -213,6 +233,7 @@ var (
 	_ engine.RemoteFiles   = (*Runtime)(nil)
 	_ engine.GitCloner     = (*Runtime)(nil)
 	_ engine.ServiceRunner = (*Runtime)(nil)
+	_ engine.LogKeeper     = (*Runtime)(nil)
 )
 
 // New connects to the API server of cfg.REST. It makes no request: a wrong address shows at

@@ -13,6 +13,7 @@ import (
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/local"
+	s3store "github.com/sailtui/sailtui/backends/s3"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 )
@@ -37,10 +38,23 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		return nil, fmt.Errorf("create state directory %s: %w", cfg.StateDir, err)
 	}
 	// A cluster that does not answer is reported before the store is opened (and migrated).
-	var krt *kubernetes.Runtime
+	var (
+		krt     *kubernetes.Runtime
+		objects engine.ObjectStore // kubernetes: the bucket, when there is one or archives need it
+	)
 	if cfg.Mode == "kubernetes" {
 		var err error
-		if krt, err = openKubernetes(ctx, cfg, log); err != nil {
+		_, bucket, _ := s3store.ConfigFromEnv() // a bad S3 setting is reported by openObjects
+		if bucket || cfg.KubeArchives {
+			if objects, err = openObjects(ctx, cfg, log); err != nil {
+				return nil, err
+			}
+		}
+		var logs engine.ObjectStore
+		if bucket {
+			logs = objects // a log kept in the state directory would be lost in the sweep's pod
+		}
+		if krt, err = openKubernetes(ctx, cfg, log, logs); err != nil {
 			return nil, err
 		}
 	}
@@ -57,11 +71,6 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		rt, vols = krt, kubernetes.NewSnapshots(krt)
 		if cfg.KubeArchives {
 			// The S3 credentials stay in this process: the pod only runs tar.
-			objects, err := openObjects(ctx, cfg, log)
-			if err != nil {
-				closeStore()
-				return nil, err
-			}
 			vols = kubernetes.NewArchiveVolumes(krt, objects, archive.SandwichOptions{Prefix: cfg.ObjectPrefix})
 		}
 	} else {

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/archive"
 )
 
 // kubernetesConfig is the runtime's configuration: the K8S_* settings read at start, and the
@@ -23,7 +27,9 @@ func kubernetesConfig(cfg config) kubernetes.Config {
 // openKubernetes connects to the cluster as kubectl would (KUBECONFIG, ~/.kube/config,
 // --context; in a pod with none of those, the in-cluster service account) and checks the API
 // server answers, so a wrong cluster is reported before anything is touched.
-func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kubernetes.Runtime, error) {
+//
+// logs, when not nil, is the bucket that keeps container logs across stops and hibernation.
+func openKubernetes(ctx context.Context, cfg config, log *slog.Logger, logs engine.ObjectStore) (*kubernetes.Runtime, error) {
 	// client-go speaks through klog, which writes its own lines to stderr: they would break the
 	// headless mode's JSON log and draw over the console. klog is process-wide; this process
 	// has one cluster.
@@ -37,6 +43,11 @@ func openKubernetes(ctx context.Context, cfg config, log *slog.Logger) (*kuberne
 	}
 	rest.UserAgent = "sailtui/" + version
 	kc.REST = rest
+	if logs != nil {
+		// Beside the archives' prefix, never under it: no archive inventory sees a log.
+		kc.Logs, kc.LogPrefix = logs, strings.Trim(cmp.Or(cfg.ObjectPrefix, archive.DefaultPrefix), "/")+"-logs/"
+	}
+	kc.LogMaxBytes, kc.Logger = int64(cfg.LogMaxMiB)<<20, log
 	rt, err := kubernetes.New(kc)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)

@@ -15,6 +15,7 @@ var logTests = []test{
 	{"Tail", testLogsTail},
 	{"Follow", testLogsFollow},
 	{"Times", testLogsTimes},
+	{"Kept", testLogsKept},
 }
 
 // readLogs reads a log without the markers a runtime that keeps logs writes into it (started,
@@ -161,5 +162,123 @@ func testLogsFollow(t *testing.T, e *env) {
 	case <-ended:
 	case <-time.After(10 * time.Second):
 		t.Fatalf("follow stream still open 10s after its context was cancelled")
+	}
+}
+
+// allLog reads the whole log, markers included, without times.
+func allLog(t *testing.T, e *env, c engine.Container) string {
+	t.Helper()
+	rc, err := e.rt.Logs(e.ctx(), e.p, c, engine.LogOptions{})
+	if err != nil {
+		t.Fatalf("Logs: %v", err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatalf("reading Logs: %v", err)
+	}
+	return string(b)
+}
+
+// InOrder reports whether each of want is in log, in that order: how a test reads a kept log,
+// whose markers and lines from other runs stand between the ones it checks.
+func InOrder(log string, want ...string) bool {
+	for _, w := range want {
+		i := strings.Index(log, w)
+		if i < 0 {
+			return false
+		}
+		log = log[i+len(w):]
+	}
+	return true
+}
+
+// testLogsKept: a runtime that keeps logs (engine.LogKeeper) keeps a container's log across a
+// stop and a start, with the markers of both and of what the engine marks (a hibernation) in
+// place; a follow opened while the container is stopped delivers the next run's lines; the
+// logs go with DropLogs.
+func testLogsKept(t *testing.T, e *env) {
+	lk, ok := e.rt.(engine.LogKeeper)
+	if !ok {
+		t.Skipf("%s keeps no logs across stops (not an engine.LogKeeper)", e.rt.Mode())
+	}
+	c := e.container("keeper", ".")
+	e.start(c, `echo "before one"; echo "before two"; exec sleep 1000`)
+	var got string
+	eventually(t, "the first run's lines", func() bool {
+		got = readLogs(t, e, c, engine.LogOptions{})
+		return strings.Contains(got, "before two\n")
+	}, func() string { return got })
+	if err := e.rt.StopContainer(e.ctx(), e.p, c); err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	stopped := engine.LogMarker(engine.LogMarkStopped)
+	if got = allLog(t, e, c); !InOrder(got, "before one\n", "before two\n", stopped) {
+		t.Fatalf("log of the stopped container = %q, want both lines then %q", got, stopped)
+	}
+	if err := lk.MarkLog(e.ctx(), e.p, []engine.Container{c}, engine.LogMarkHibernated); err != nil {
+		t.Fatalf("MarkLog: %v", err)
+	}
+	hibernated := engine.LogMarker(engine.LogMarkHibernated)
+	if got = allLog(t, e, c); !InOrder(got, "before two\n", stopped, hibernated) {
+		t.Fatalf("log after MarkLog = %q, want %q after the stop", got, hibernated)
+	}
+
+	// A follow opened now (nothing runs) waits for the next run.
+	ctx, cancel := context.WithCancel(e.ctx())
+	defer cancel()
+	rc, err := e.rt.Logs(ctx, e.p, c, engine.LogOptions{Follow: true, Tail: -1})
+	if err != nil {
+		t.Fatalf("Logs follow of a stopped container: %v", err)
+	}
+	defer rc.Close()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(rc)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	e.start(c, `echo "after one"; exec sleep 1000`)
+	timeout := time.After(patience)
+	for seen := false; !seen; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("follow ended before the next run's line")
+			}
+			if strings.Contains(l, "before") {
+				t.Fatalf("follow with Tail -1 delivered the old line %q", l)
+			}
+			seen = l == "after one"
+		case <-timeout:
+			t.Fatalf("follow opened while stopped did not deliver the next run's line in %v", patience)
+		}
+	}
+	cancel()
+
+	eventually(t, "the second run's line", func() bool {
+		got = allLog(t, e, c)
+		return strings.Contains(got, "after one\n")
+	}, func() string { return got })
+	if !InOrder(got, "before one\n", "before two\n", stopped, hibernated, "after one\n") {
+		t.Errorf("log across a stop and a start = %q: want the first run, the markers, the second run, in order", got)
+	}
+	if got := readLogs(t, e, c, engine.LogOptions{Tail: 1}); got != "after one\n" {
+		t.Errorf("Tail 1 = %q, want the last line", got)
+	}
+	if err := e.rt.StopContainer(e.ctx(), e.p, c); err != nil {
+		t.Fatalf("StopContainer: %v", err)
+	}
+	if err := lk.DropLogs(e.ctx(), e.p); err != nil {
+		t.Fatalf("DropLogs: %v", err)
+	}
+	if rc, err := e.rt.Logs(e.ctx(), e.p, c, engine.LogOptions{}); err == nil {
+		b, _ := io.ReadAll(rc)
+		_ = rc.Close()
+		if strings.Contains(string(b), "before") || strings.Contains(string(b), "after") {
+			t.Errorf("log after DropLogs = %q, want nothing of the runs", b)
+		}
 	}
 }
