@@ -16,12 +16,12 @@ import (
 	"github.com/sailtui/sailtui/theme"
 )
 
-// consoleFPS is how often the renderer looks for a new frame. Its ticker runs whether or not
-// anything changed, and on this kind of machine each wake-up costs more than drawing: at
-// Bubble Tea's default 60 an idle console used 0.8 % of a core, at 20 it uses 0.35 % (issue
-// 19, measured with the watcher and clock both running). 20 a second still shows a key's
-// effect within 50 ms.
-const consoleFPS = 20
+// consoleFPS caps the frame rate while frames come (a burst of log lines, a key held down).
+// Idle, the renderer does not tick at all: Bubble Tea's ticker ran whether or not anything
+// changed, and on this kind of machine its wake-ups cost more than drawing (0.8 % of a core at
+// 60, 0.35 % at 20: issue 19), so ui/third_party/bubbletea carries the patch of
+// charmbracelet/bubbletea#1796 that stops it when there is nothing to draw.
+const consoleFPS = 60
 
 // Options configures the console.
 type Options struct {
