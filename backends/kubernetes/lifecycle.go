@@ -279,29 +279,37 @@ func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Conta
 			}
 		}
 	default:
-		if code, detail, ok := r.exitedPod(ctx, d); ok {
+		// One list serves the three questions; a caller without the right to list pods gets
+		// the Deployment's own message.
+		pods := r.deploymentPods(ctx, d)
+		if code, detail, ok := exitedPod(pods); ok {
 			st.State, st.ExitCode, st.Detail, st.URL = engine.ContainerExited, code, detail, ""
 			break
 		}
 		st.State = engine.ContainerStarting
-		st.Detail = r.podDetail(ctx, d)
-		if why := r.blockedPod(ctx, d); why != "" {
+		st.Detail = podDetail(d, pods)
+		if why := blockedPod(pods); why != "" {
 			st.Blocked, st.Detail = true, why
 		}
 	}
 	return st
 }
 
-// blockedPod says why a pod of d will not run without someone changing something (its image
-// cannot be pulled or used: see crashed), "" when nothing blocks it.
-func (r *Runtime) blockedPod(ctx context.Context, d *appsv1.Deployment) string {
+// deploymentPods lists d's pods, nil when they cannot be read.
+func (r *Runtime) deploymentPods(ctx context.Context, d *appsv1.Deployment) []corev1.Pod {
 	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
 	if err != nil {
-		return ""
+		return nil
 	}
-	for i := range pods.Items {
-		if pods.Items[i].DeletionTimestamp == nil {
-			if why := crashed(&pods.Items[i]); why != "" {
+	return pods.Items
+}
+
+// blockedPod says why one of the pods will not run without someone changing something (its image
+// cannot be pulled or used: see crashed), "" when nothing blocks it.
+func blockedPod(pods []corev1.Pod) string {
+	for i := range pods {
+		if pods[i].DeletionTimestamp == nil {
+			if why := crashed(&pods[i]); why != "" {
 				return why + " (the cluster keeps trying)"
 			}
 		}
@@ -312,12 +320,8 @@ func (r *Runtime) blockedPod(ctx context.Context, d *appsv1.Deployment) string {
 // exitedPod reports a dev pod whose command has exited: its container terminated, or waits
 // to be restarted after terminating (the Deployment's pods always restart, so "exited" is
 // what the last run did, and the detail says the kubelet is restarting it).
-func (r *Runtime) exitedPod(ctx context.Context, d *appsv1.Deployment) (code int, detail string, ok bool) {
-	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
-	if err != nil {
-		return 0, "", false
-	}
-	for _, pod := range pods.Items {
+func exitedPod(pods []corev1.Pod) (code int, detail string, ok bool) {
+	for _, pod := range pods {
 		if pod.DeletionTimestamp != nil {
 			continue
 		}
@@ -342,17 +346,13 @@ func (r *Runtime) exitedPod(ctx context.Context, d *appsv1.Deployment) (code int
 
 // podDetail says why a dev pod is not ready yet (image pull, crash loop, unschedulable), best
 // effort: a caller without the right to list pods gets the Deployment's own message.
-func (r *Runtime) podDetail(ctx context.Context, d *appsv1.Deployment) string {
+func podDetail(d *appsv1.Deployment, pods []corev1.Pod) string {
 	for _, cond := range d.Status.Conditions {
 		if cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse {
 			return cond.Message
 		}
 	}
-	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
-	if err != nil {
-		return ""
-	}
-	for _, pod := range pods.Items {
+	for _, pod := range pods {
 		for _, cs := range pod.Status.ContainerStatuses {
 			if w := cs.State.Waiting; w != nil && w.Reason != "" {
 				return strings.TrimSpace(w.Reason + ": " + w.Message)
