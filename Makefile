@@ -8,6 +8,9 @@ TOOLS        := $(CURDIR)/.tools/bin
 STATICCHECK  := $(TOOLS)/staticcheck
 # The S3 server the object-store tests run against (posix backend on loopback).
 VERSITYGW    := $(TOOLS)/versitygw
+# k9s, the console the fleet benchmark compares against (issue 19), built from the module proxy.
+K9S_VERSION  := v0.50.16
+K9S          := $(TOOLS)/k9s
 DEMO_STATE   ?= $(CURDIR)/.demo-state
 VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOTEST       := $(GO) test -count=1
@@ -18,7 +21,7 @@ GOTEST       := $(GO) test -count=1
 # containerd of its own, never the system's).
 APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose containerd runc containernetworking-plugins
 
-.PHONY: cluster cluster-down node-tool
+.PHONY: cluster cluster-down node-tool k9s
 .PHONY: image
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint fmt deps tools clean
@@ -75,6 +78,10 @@ $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):
 	GOBIN=$(TOOLS) $(GO) install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+## k9s: only for make bench; built when missing (after a version bump, make clean).
+k9s: $(K9S)
+$(K9S):
+	GOBIN=$(TOOLS) $(GO) install github.com/derailed/k9s@$(K9S_VERSION)
 
 ## test: everything, against the real parts (see README "Tests"). cmd/sailtui is named first
 ## so that go test starts it first: it is the longest package by far, and the others fit in the
@@ -118,7 +125,7 @@ test-e2e: deps
 ## bench: speed and memory goals as ratios against baselines measured in the same run.
 ## bench also needs what the S3 baselines script with (Debian's rclone and awscli).
 BENCH_APT_PACKAGES := rclone awscli
-bench: tools
+bench: tools k9s
 	@$(MAKE) --no-print-directory deps APT_PACKAGES="$(APT_PACKAGES) $(BENCH_APT_PACKAGES)"
 	$(GO) test -run '^$$' -bench 'ArchiveVsTar' -benchtime 1x -timeout 30m ./engine/archive/
 	$(GO) test -run '^$$' -bench 'LocalHibernate' -benchtime 1x -timeout 30m ./engine/
@@ -126,6 +133,7 @@ bench: tools
 	$(GO) test -run '^$$' -bench 'SnapshotPause' -benchtime 1x -timeout 30m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'Console' -benchtime 1x -timeout 10m ./ui/
 	$(GO) test -run '^$$' -bench 'ConsoleFleet' -benchtime 1x -timeout 20m ./cmd/sailtui/
+	$(GO) test -run '^$$' -bench 'ConsoleVsK9s' -benchtime 1x -timeout 20m ./cmd/sailtui/
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/

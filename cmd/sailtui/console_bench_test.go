@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -160,17 +161,26 @@ func BenchmarkConsoleFleet(b *testing.B) {
 // counted from.
 var fleetRSS1k float64
 
-// startFleetConsole starts the console on state in tmux and returns its session, its pid, how
-// long it took until the header counted all n projects, and the CPU time the console had used
-// by then (on a loaded machine the wall time is mostly waiting for a core).
-func startFleetConsole(b *testing.B, bin, state string, n int) (name string, pid int, firstList, cpu time.Duration) {
-	name = fmt.Sprintf("sailtui-bench-%d", time.Now().UnixNano())
-	cmdline := "env NO_COLOR=1 TERM=xterm-256color " + shellQuote(bin) + " --state-dir " + shellQuote(state)
+// tuiCols and tuiRows are the terminal every console of the fleet benchmarks gets.
+const tuiCols, tuiRows = 140, 40
+
+// tuiSession is a console running in a tmux session of its own.
+type tuiSession struct {
+	name    string
+	pid     int // the pane's process: the console, since its command line execs it
+	stopped bool
+}
+
+// startTUI starts cmdline in a tmux session of its own and returns it, how long it took until
+// listed held of the screen, and the CPU time the console had used by then (on a loaded
+// machine the wall time is mostly waiting for a core). The session is stopped when b ends.
+func startTUI(b *testing.B, what, cmdline string, listed func(screen string) bool) (s *tuiSession, firstList, cpu time.Duration) {
+	s = &tuiSession{name: fmt.Sprintf("sailtui-bench-%d", time.Now().UnixNano())}
 	start := time.Now()
 	// Other tests on the machine start and kill sessions on the same tmux server; when its
 	// last session ends under this new-session it fails with "server exited unexpectedly".
 	for try := 0; ; try++ {
-		out, err := tmux("new-session", "-d", "-s", name, "-x", "140", "-y", "40", cmdline).CombinedOutput()
+		out, err := tmux("new-session", "-d", "-s", s.name, "-x", strconv.Itoa(tuiCols), "-y", strconv.Itoa(tuiRows), cmdline).CombinedOutput()
 		if err == nil {
 			break
 		}
@@ -180,24 +190,39 @@ func startFleetConsole(b *testing.B, bin, state string, n int) (name string, pid
 		time.Sleep(200 * time.Millisecond)
 		start = time.Now()
 	}
-	b.Cleanup(func() { _ = tmux("kill-session", "-t", name).Run() })
-	marker := fmt.Sprintf("%d projects:", n)
-	for scr := ""; !strings.Contains(scr, marker); scr = tmuxCapture(name) {
-		if time.Since(start) > 60*time.Second {
-			b.Fatalf("the console never listed %d projects:\n%s", n, scr)
+	b.Cleanup(func() { s.stop(b) })
+	out, err := tmux("display-message", "-p", "-t", s.name, "#{pane_pid}").Output()
+	if err != nil {
+		b.Fatalf("the pid of %s: %v", what, err)
+	}
+	if s.pid, err = strconv.Atoi(strings.TrimSpace(string(out))); err != nil {
+		b.Fatalf("the pid of %s: %v", what, err)
+	}
+	for scr := ""; !listed(scr); scr = tmuxCapture(s.name) {
+		if time.Since(start) > 90*time.Second {
+			b.Fatalf("%s never showed its full list:\n%s", what, scr)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	firstList = time.Since(start)
-	out, err := tmux("display-message", "-p", "-t", name, "#{pane_pid}").Output()
-	if err != nil {
-		b.Fatal(err)
+	return s, time.Since(start), procCPU(b, s.pid)
+}
+
+// stop kills the session and makes sure its console is gone: one that ignored the hangup would
+// go on using the core the next measurement counts.
+func (s *tuiSession) stop(tb testing.TB) {
+	if s.stopped {
+		return
 	}
-	pid, err = strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		b.Fatal(err)
+	s.stopped = true
+	_ = tmux("kill-session", "-t", s.name).Run()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if err := syscall.Kill(s.pid, 0); err != nil {
+			return
+		}
 	}
-	return name, pid, firstList, procCPU(b, pid)
+	if err := syscall.Kill(s.pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+		tb.Errorf("kill %d of session %s: %v", s.pid, s.name, err)
+	}
 }
 
 func tmux(args ...string) *exec.Cmd { return exec.Command("tmux", args...) }
@@ -207,33 +232,51 @@ func tmuxCapture(name string) string {
 	return string(out)
 }
 
-func benchConsoleFleet(b *testing.B, bin string, n int) {
-	state := b.TempDir()
-	seedSQLiteFleet(b, state, n)
-	// The first list is the median of three starts; the last console stays for the rest.
+// tuiFigures are what the fleet benchmarks measure of one console.
+type tuiFigures struct {
+	firstList, firstCPU time.Duration // medians of three starts
+	rss, peak           float64       // MiB, once settled; peak after the idle stretch
+	idle                float64       // percent of one core over idleFor
+	idleCPU             time.Duration // the CPU time behind idle
+	keyP50, keyMax      time.Duration
+}
+
+const idleFor = 20 * time.Second
+
+// measureTUI measures a console the same way whatever it is: the time from its start until
+// listed holds of the screen (the median of three starts), then, of the last one, the resident
+// memory once settled, the CPU it uses over idleFor of doing nothing, and how long a key that
+// moves the cursor (j, k) takes to show.
+func measureTUI(b *testing.B, what, cmdline string, listed func(screen string) bool) tuiFigures {
+	var f tuiFigures
 	var starts, cpus []time.Duration
-	var name string
-	var pid int
+	var s *tuiSession
 	for i := range 3 {
 		var d, cpu time.Duration
-		name, pid, d, cpu = startFleetConsole(b, bin, state, n)
+		s, d, cpu = startTUI(b, what, cmdline, listed)
 		starts, cpus = append(starts, d), append(cpus, cpu)
 		if i < 2 {
-			_ = tmux("kill-session", "-t", name).Run()
+			s.stop(b)
 		}
 	}
-	firstList := pctDur(starts, 0.5)
-	capture := func() string { return tmuxCapture(name) }
+	pid := s.pid
+	f.firstList, f.firstCPU = pctDur(starts, 0.5), pctDur(cpus, 0.5)
+	// With its escapes: k9s shows its cursor only in colour.
+	capture := func() string {
+		out, _ := tmux("capture-pane", "-p", "-e", "-t", s.name).Output()
+		return string(out)
+	}
 	// Settle: the first usage fetches and the load's garbage.
 	time.Sleep(3 * time.Second)
-	rss, _ := procRSS(b, pid)
-	const idleFor = 20 * time.Second
+	f.rss, _ = procRSS(b, pid)
 	cpu0, t0 := procCPU(b, pid), time.Now()
 	time.Sleep(idleFor)
-	idle := 100 * float64(procCPU(b, pid)-cpu0) / float64(time.Since(t0))
-	_, peak := procRSS(b, pid)
+	f.idleCPU = procCPU(b, pid) - cpu0
+	f.idle = 100 * float64(f.idleCPU) / float64(time.Since(t0))
+	_, f.peak = procRSS(b, pid)
 
-	// Key to frame: j moves the cursor; the frame that shows it is the first screen that differs.
+	// Key to frame: j moves the cursor; the frame that shows it is the first screen that differs
+	// (in text or attributes).
 	var lat []time.Duration
 	for i := range 20 {
 		before := capture()
@@ -242,7 +285,7 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 			k = "k"
 		}
 		t := time.Now()
-		if err := tmux("send-keys", "-t", name, k).Run(); err != nil {
+		if err := tmux("send-keys", "-t", s.name, k).Run(); err != nil {
 			b.Fatal(err)
 		}
 		for capture() == before && time.Since(t) < 5*time.Second {
@@ -250,7 +293,27 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 		lat = append(lat, time.Since(t))
 		time.Sleep(50 * time.Millisecond)
 	}
-	keyP50 := pctDur(lat, 0.5)
+	f.keyP50, f.keyMax = pctDur(lat, 0.5), pctDur(lat, 1)
+	s.stop(b)
+	return f
+}
+
+// sailtuiCmdline runs the console of bin on state, in the monochrome the screen checks read.
+func sailtuiCmdline(bin, state string) string {
+	return "env NO_COLOR=1 TERM=xterm-256color " + shellQuote(bin) + " --state-dir " + shellQuote(state)
+}
+
+// sailtuiListed holds once the console's header counts all n projects.
+func sailtuiListed(n int) func(string) bool {
+	marker := fmt.Sprintf("%d projects:", n)
+	return func(scr string) bool { return strings.Contains(scr, marker) }
+}
+
+func benchConsoleFleet(b *testing.B, bin string, n int) {
+	state := b.TempDir()
+	seedSQLiteFleet(b, state, n)
+	f := measureTUI(b, "the console", sailtuiCmdline(bin, state), sailtuiListed(n))
+	firstList, rss, peak, idle, keyP50 := f.firstList, f.rss, f.peak, f.idle, f.keyP50
 
 	g, base := consoleFleetGoals[n], consoleBaseline[n]
 	b.ReportMetric(float64(firstList)/1e6, "first-list-ms")
@@ -258,7 +321,7 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 	b.ReportMetric(idle, "idle-cpu-%")
 	b.ReportMetric(float64(keyP50)/1e6, "key-p50-ms")
 	fmt.Printf("console, %d projects (sqlite): first full list %d ms, %d ms of CPU (medians of 3 starts; load %s) %s %s\n", n,
-		firstList.Milliseconds(), pctDur(cpus, 0.5).Milliseconds(), loadAvg(),
+		firstList.Milliseconds(), f.firstCPU.Milliseconds(), loadAvg(),
 		ratio(float64(firstList), float64(base.firstList)), goalText(firstList <= g.firstList, durGoal(g.firstList)))
 	perProject := "the base the others are counted from"
 	if n == 1_000 {
@@ -271,7 +334,7 @@ func benchConsoleFleet(b *testing.B, bin string, n int) {
 	fmt.Printf("console, %d projects: idle CPU %.3f %% of a core over %s %s %s\n", n, idle, idleFor,
 		ratio(idle, base.idleCPU), goalText(idle <= g.idleCPU, numGoal(g.idleCPU, "%")))
 	fmt.Printf("console, %d projects: key to frame (through tmux) p50 %.1f ms, max %.1f ms\n", n,
-		float64(keyP50)/1e6, float64(pctDur(lat, 1))/1e6)
+		float64(keyP50)/1e6, float64(f.keyMax)/1e6)
 }
 
 // loadAvg is the machine's 1-minute load average: figures taken under load are not figures
