@@ -1470,10 +1470,10 @@ func (p *Program) startRenderer() {
 	p.renderer.start()
 	go func() {
 		// sailtui patch (after charmbracelet/bubbletea#1796): the ticker limits the frame rate
-		// while there are frames to draw and stops once a few ticks found none, so an idle
+		// while there are frames to draw and stops at the first tick that found none, so an idle
 		// program does not wake fps times a second. The first frame after a quiet stretch is
 		// drawn at once; a burst inside one interval still collapses into one frame.
-		const quietTicks = 3
+		const quietTicks = 1
 		ticking, quiet := true, 0
 		for {
 			select {
