@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
@@ -107,11 +108,7 @@ func (r *Runtime) containerWorkDir(p engine.Project, c engine.Container, sub str
 // HOST, PROJECT_ID, CONTAINER_NAME and SAILTUI_DECLARED_PORT (spec.Port, the port the app uses
 // in other modes). A running container is left alone and its status returned.
 func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
-	st, err := r.startContainer(ctx, p, c, spec)
-	if err != nil {
-		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return st, nil
+	return containers.Start(ctx, p, c, spec, r.startContainer)
 }
 
 func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
@@ -360,16 +357,11 @@ func (r *Runtime) awaitReap(ctx context.Context, slug, name string, rec *record)
 // sends SIGKILL. Stopping a stopped or unknown container does nothing. When ctx ends during the
 // wait it goes straight to SIGKILL.
 func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := r.stopContainer(ctx, p, c); err != nil {
-		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return nil
+	return containers.Stop(ctx, p, c, r.stopContainer)
 }
 
+// stopContainer is StopContainer's own part; containers.Stop has checked p's slug.
 func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return err
-	}
 	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return err
 	}
