@@ -228,20 +228,7 @@ func (r *Runtime) mark(p engine.Project, name, what string) {
 // MarkLog implements engine.LogKeeper. A container without a kept log (it never ran, or has
 // not stopped yet) gets none.
 func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return fmt.Errorf("mark logs: %w", err)
-	}
-	paths := make([]string, 0, len(cs))
-	for _, c := range cs {
-		if err := engine.CheckContainerName(c.Name); err != nil {
-			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-		}
-		paths = append(paths, r.logPath(p, c.Name))
-	}
-	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
-		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-	}
-	return nil
+	return logfile.MarkLogs(p, cs, func(name string) string { return r.logPath(p, name) }, r.logMax(), what)
 }
 
 // DropLogs implements engine.LogKeeper: the project's kept logs go with it.

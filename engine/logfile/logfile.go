@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // DefaultMax is the most one container's kept log takes on disk, current and rotated file
@@ -175,15 +176,28 @@ func Mark(path string, limit int64, what string) error {
 	return w.Mark(time.Now(), what)
 }
 
-// MarkExisting appends the marker what, timed now, to each log of paths that exists: a log
-// that is not there (its container never ran) gets none, rather than a file of markers.
-func MarkExisting(paths []string, limit int64, what string) error {
+// MarkLogs is the engine.LogKeeper's MarkLog of a runtime that keeps its containers' logs on
+// this machine (local, docker): the marker what, timed now, goes to the kept log of each
+// container of cs, path giving a container's log. A log that is not there (its container never
+// ran) gets none, rather than a file of markers. The project's slug and the container names are
+// checked first, as they name the files; a name by the engine's one rule for container names.
+func MarkLogs(p engine.Project, cs []engine.Container, path func(name string) string, limit int64, what string) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("mark logs: %w", err)
+	}
+	paths := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if err := engine.CheckContainerName(c.Name); err != nil {
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+		}
+		paths = append(paths, path(c.Name))
+	}
 	for _, path := range paths {
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
 		if err := Mark(path, limit, what); err != nil {
-			return err
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 		}
 	}
 	return nil

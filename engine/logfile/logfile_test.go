@@ -1,6 +1,7 @@
 package logfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -100,5 +101,42 @@ func TestStripLeavesUnstamped(t *testing.T) {
 	got, err := io.ReadAll(Strip(strings.NewReader(in)))
 	if err != nil || string(got) != want {
 		t.Errorf("Strip = %.80q, %v", got, err)
+	}
+}
+
+// MarkLogs marks the logs that are there and makes none for a container that never ran; a
+// slug or container name that could name another file is refused before anything is written.
+func TestMarkLogs(t *testing.T) {
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name+".log") }
+	if err := Mark(path("web"), 0, engine.LogMarkStopped); err != nil {
+		t.Fatal(err)
+	}
+	p := engine.Project{ID: "p1", Slug: "demo"}
+	if err := MarkLogs(p, []engine.Container{{Name: "web"}, {Name: "never-ran"}}, path, 0, engine.LogMarkHibernated); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path("web"), 0); !strings.HasSuffix(got, " "+engine.LogMarker(engine.LogMarkHibernated)+"\n") {
+		t.Errorf("web's log after MarkLogs:\n%s", got)
+	}
+	if _, err := os.Stat(path("never-ran")); !os.IsNotExist(err) {
+		t.Errorf("a log was made for a container that never ran: %v", err)
+	}
+	for _, bad := range []struct {
+		p  engine.Project
+		cs []engine.Container
+	}{
+		{engine.Project{Slug: "../demo"}, []engine.Container{{Name: "web"}}},
+		{engine.Project{Slug: ".demo"}, []engine.Container{{Name: "web"}}},
+		{p, []engine.Container{{Name: "web"}, {Name: "../web"}}},
+		{p, []engine.Container{{Name: "web"}, {Name: "Web"}}},
+	} {
+		before := read(t, path("web"), 0)
+		if err := MarkLogs(bad.p, bad.cs, path, 0, engine.LogMarkStopped); !errors.Is(err, engine.ErrBadInput) {
+			t.Errorf("MarkLogs(%q, %v): %v, want ErrBadInput", bad.p.Slug, bad.cs, err)
+		}
+		if after := read(t, path("web"), 0); after != before {
+			t.Errorf("a refused MarkLogs(%q, %v) wrote:\n%s", bad.p.Slug, bad.cs, after)
+		}
 	}
 }
