@@ -15,6 +15,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/flock"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -65,7 +66,7 @@ func (r *Runtime) writeRecord(slug, name string, rec *record) error {
 
 // lock serialises changes to one container's record across goroutines and processes.
 func (r *Runtime) lock(ctx context.Context, slug, name string) (func(), error) {
-	unlock, err := lockFile(ctx, r.lockPath(slug, name), true)
+	unlock, err := flock.Lock(ctx, r.lockPath(slug, name), true)
 	if err != nil {
 		return nil, fmt.Errorf("lock run record: %w", err)
 	}
@@ -245,7 +246,7 @@ func (r *Runtime) reap(slug, name string, cmd *exec.Cmd, ch *child) {
 	}
 	// Not r.lock: when the project was destroyed meanwhile, the lock file must not be made
 	// again under a DestroyProject that is removing the directory.
-	unlock, err := lockFile(context.Background(), r.lockPath(slug, name), false)
+	unlock, err := flock.Lock(context.Background(), r.lockPath(slug, name), false)
 	if err != nil {
 		return
 	}

@@ -7,6 +7,7 @@ package logfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/flock"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -147,10 +149,17 @@ func (w *Writer) current() error {
 	return nil
 }
 
+// rotateWait is how long a rotation waits for another writer's rotation of the same log.
+const rotateWait = 5 * time.Second
+
 func (w *Writer) rotate() error {
-	unlock, err := lock(w.path + ".lock")
+	// Where flock is missing, rotations of two writers of one log may race, which costs at most
+	// the rotated file.
+	ctx, cancel := context.WithTimeout(context.Background(), rotateWait)
+	defer cancel()
+	unlock, err := flock.Lock(ctx, w.path+".lock", true)
 	if err != nil {
-		return err
+		return fmt.Errorf("lock %s for its rotation: %w", w.path, err)
 	}
 	defer unlock()
 	// Another writer may have rotated meanwhile: only the file this writer filled moves.
