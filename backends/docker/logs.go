@@ -40,24 +40,11 @@ const followPoll = 250 * time.Millisecond
 // Docker container), the new one's output follows from its start; a container that does not
 // exist yet is waited for.
 func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	rc, err := r.logs(ctx, p, c, opts)
-	if err != nil {
-		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
-	}
-	if !opts.Timestamps {
-		inner := rc
-		rc = &logReader{Reader: logfile.Strip(inner), cancel: func() { _ = inner.Close() }}
-	}
-	return rc, nil
+	return logfile.Logs(ctx, p, c, opts, r.logs)
 }
 
+// logs is Logs's own part; logfile.Logs has checked the names.
 func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return nil, err
-	}
-	if err := engine.CheckContainerName(c.Name); err != nil {
-		return nil, err
-	}
 	name := r.containerName(p, c)
 	ins, err := r.inspect(ctx, name)
 	if err != nil {

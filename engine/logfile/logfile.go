@@ -212,6 +212,38 @@ func MarkLogs(p engine.Project, cs []engine.Container, path func(name string) st
 	return nil
 }
 
+// Logs is the engine.Runtime's Logs of a runtime that keeps its containers' logs with this
+// package (local, docker), around its own open: the project's slug and the container's name
+// are checked first, as they name the files (the name by the engine's one rule for container
+// names), a failure names the container, and the times in front of the lines (each line
+// carries one, engine.FormatLogLine) are taken off unless opts.Timestamps.
+func Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions,
+	open func(context.Context, engine.Project, engine.Container, engine.LogOptions) (io.ReadCloser, error)) (io.ReadCloser, error) {
+	err := hostfs.CheckName("project slug", p.Slug)
+	if err == nil {
+		err = engine.CheckContainerName(c.Name)
+	}
+	var rc io.ReadCloser
+	if err == nil {
+		rc, err = open(ctx, p, c, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
+	}
+	if !opts.Timestamps {
+		rc = stripped{Reader: Strip(rc), c: rc}
+	}
+	return rc, nil
+}
+
+// stripped is Strip of a reader that closes it.
+type stripped struct {
+	io.Reader
+	c io.Closer
+}
+
+func (s stripped) Close() error { return s.c.Close() }
+
 // Remove deletes the log at path with its rotated file and lock.
 func Remove(path string) error {
 	var errs []error
