@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/periodic"
 )
 
 // ProcessOwner names this process as an operation holder: host, pid and the process start time
@@ -75,29 +77,9 @@ func (e *Engine) stale(p Project) bool {
 // winds down, and only stop ends them.
 func (e *Engine) heartbeat(ctx context.Context, projectID, opID string) (stop func()) {
 	ctx = context.WithoutCancel(ctx)
-	return keepAlive(max(e.cfg.OpTimeout/4, time.Second), func() {
+	return periodic.Every(max(e.cfg.OpTimeout/4, time.Second), func() {
 		// A failed heartbeat is not fatal here: the operation's own store writes will notice a
 		// lost hold (ErrConflict) and stop.
 		_ = e.store.Heartbeat(ctx, projectID, opID, e.now())
 	})
-}
-
-// keepAlive calls beat every d, in a goroutine of its own, until stop is called: the keep-alive of
-// a hold (an operation's heartbeat, the sweep lock). stop does not wait: a beat already due
-// or running may still happen after it.
-func keepAlive(d time.Duration, beat func()) (stop func()) {
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(d)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				beat()
-			}
-		}
-	}()
-	return func() { close(done) }
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/periodic"
 )
 
 // SweepOptions tunes one sweep.
@@ -403,8 +405,10 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 	// when the sweep's ctx is cancelled (SIGTERM, --deadline): a lock left to expire would cost
 	// the next runs their turn.
 	bg := context.WithoutCancel(ctx)
-	stopRenew := keepAlive(ttl/3, func() { _, _ = e.store.TryLock(bg, name, e.cfg.Owner, e.now(), ttl) })
+	stopRenew := periodic.Every(ttl/3, func() { _, _ = e.store.TryLock(bg, name, e.cfg.Owner, e.now(), ttl) })
 	return func() {
+		// stopRenew waits for a renewal in flight, so none can take the lock again after the
+		// Unlock below.
 		stopRenew()
 		// A store that is briefly away (a database restart) should not cost the next runs
 		// their turn until the lock expires: try a few times.

@@ -16,6 +16,7 @@ import (
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 
+	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
@@ -52,11 +53,7 @@ type service struct {
 // alone and its status returned; a stopped or exited one is replaced, so a changed spec
 // applies.
 func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
-	st, err := r.startContainer(ctx, p, c, spec)
-	if err != nil {
-		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return st, nil
+	return containers.Start(ctx, p, c, spec, r.startContainer)
 }
 
 func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
@@ -444,16 +441,11 @@ func (r *Runtime) projectContainers(ctx context.Context, p engine.Project) ([]co
 // StopContainer stops the container (SIGTERM, then SIGKILL after StopTimeout) and removes it;
 // its files stay. Stopping a container that is not there is not an error.
 func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := r.stopContainer(ctx, p, c); err != nil {
-		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return nil
+	return containers.Stop(ctx, p, c, r.stopContainer)
 }
 
+// stopContainer is StopContainer's own part; containers.Stop has checked p's slug.
 func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return err
-	}
 	ins, err := r.inspect(ctx, r.containerName(p, c))
 	if err != nil || ins == nil {
 		return err

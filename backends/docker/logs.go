@@ -40,24 +40,11 @@ const followPoll = 250 * time.Millisecond
 // Docker container), the new one's output follows from its start; a container that does not
 // exist yet is waited for.
 func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	rc, err := r.logs(ctx, p, c, opts)
-	if err != nil {
-		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
-	}
-	if !opts.Timestamps {
-		inner := rc
-		rc = &logReader{Reader: logfile.Strip(inner), cancel: func() { _ = inner.Close() }}
-	}
-	return rc, nil
+	return logfile.Logs(ctx, p, c, opts, r.logs)
 }
 
+// logs is Logs's own part; logfile.Logs has checked the names.
 func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return nil, err
-	}
-	if err := engine.CheckContainerName(c.Name); err != nil {
-		return nil, err
-	}
 	name := r.containerName(p, c)
 	ins, err := r.inspect(ctx, name)
 	if err != nil {
@@ -228,20 +215,7 @@ func (r *Runtime) mark(p engine.Project, name, what string) {
 // MarkLog implements engine.LogKeeper. A container without a kept log (it never ran, or has
 // not stopped yet) gets none.
 func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return fmt.Errorf("mark logs: %w", err)
-	}
-	paths := make([]string, 0, len(cs))
-	for _, c := range cs {
-		if err := engine.CheckContainerName(c.Name); err != nil {
-			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-		}
-		paths = append(paths, r.logPath(p, c.Name))
-	}
-	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
-		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-	}
-	return nil
+	return logfile.MarkLogs(p, cs, func(name string) string { return r.logPath(p, name) }, r.logMax(), what)
 }
 
 // DropLogs implements engine.LogKeeper: the project's kept logs go with it.

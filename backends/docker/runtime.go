@@ -151,11 +151,17 @@ type Runtime struct {
 	// pauseMu serialises changes to the pause records (pause.go) in this process.
 	pauseMu sync.Mutex
 	// trash deletes torn-down host directories in the background (<StateDir>/.sailtui-trash:
-	// beside ProjectsDir, where no owner's directory can take its name).
+	// beside ProjectsDir, where no owner's directory can take its name): a hibernation returns
+	// at archive speed. Volumes (DOCKER_VOLUMES) cannot be renamed, and are removed in place.
 	trash *trash.Bin
+	// Reaper is the engine.Reaper over trash.
+	trash.Reaper
 	// cpu keeps the last CPU reading of each container for the next Usage (usage.go).
 	cpu cpurate.Sampler
 }
+
+// The torn-down trees go to a trash bin and are deleted in the background (Reaper).
+var _ engine.Reaper = (*Runtime)(nil)
 
 var (
 	_ engine.Runtime      = (*Runtime)(nil)
@@ -209,7 +215,8 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Volumes && !volumeNameRE.MatchString(cfg.NetworkPrefix) {
 		return nil, fmt.Errorf("docker runtime: prefix %q cannot start a volume name: use letters, digits, '_', '.' and '-', starting with a letter or digit: %w", cfg.NetworkPrefix, engine.ErrBadInput)
 	}
-	r := &Runtime{cfg: cfg, publish: addr, trash: trash.Open(cfg.StateDir)}
+	bin := trash.Open(cfg.StateDir)
+	r := &Runtime{cfg: cfg, publish: addr, trash: bin, Reaper: bin.Reaper()}
 	if err := r.setUser(); err != nil {
 		return nil, err
 	}

@@ -29,34 +29,21 @@ var pullSecretKeys = map[corev1.SecretType]string{
 // it, or when the copy cannot be made, the result says what is wrong, for the caller to warn
 // about: the pods then show the failed pull in their status.
 func (r *Runtime) ensurePullSecret(ctx context.Context, p engine.Project) (warning string) {
-	name := r.cfg.ImagePullSecret
-	if name == "" {
-		return ""
-	}
-	ns := r.Namespace(p)
-	if r.cfg.PullSecretFrom == "" {
-		return r.pullSecretWarning(ctx, ns)
-	}
-	src, err := r.core.CoreV1().Secrets(r.cfg.PullSecretFrom).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Sprintf("image pull secret %s/%s (K8S_IMAGE_PULL_SECRET, K8S_COPY_PULL_SECRET_FROM) could not be read: %v; pulls of %s from a private registry fail",
-			r.cfg.PullSecretFrom, name, err, p.Slug)
-	}
-	key, ok := pullSecretKeys[src.Type]
-	if !ok {
-		return fmt.Sprintf("image pull secret %s/%s is of type %s, not %s: not copied; make it with kubectl create secret docker-registry",
-			r.cfg.PullSecretFrom, name, src.Type, corev1.SecretTypeDockerConfigJson)
-	}
-	cp := &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: projectLabels(p, ComponentPullSecret)},
-		Type:       src.Type,
-		Data:       map[string][]byte{key: src.Data[key]},
-	}
-	if _, err := apply(ctx, r.core.CoreV1().Secrets(ns), cp); err != nil {
-		return fmt.Sprintf("copy image pull secret %s/%s into %s: %v; pulls from a private registry fail", r.cfg.PullSecretFrom, name, ns, err)
-	}
-	return ""
+	return r.copySecret(ctx, p, secretCopy{
+		name: r.cfg.ImagePullSecret, from: r.cfg.PullSecretFrom, component: ComponentPullSecret,
+		what: "image pull secret", settings: "K8S_IMAGE_PULL_SECRET, K8S_COPY_PULL_SECRET_FROM",
+		failsFor: "pulls of %s from a private registry fail",
+		fails:    "pulls from a private registry fail",
+		data: func(src *corev1.Secret) (map[string][]byte, string) {
+			key, ok := pullSecretKeys[src.Type]
+			if !ok {
+				return nil, fmt.Sprintf("image pull secret %s/%s is of type %s, not %s: not copied; make it with kubectl create secret docker-registry",
+					r.cfg.PullSecretFrom, r.cfg.ImagePullSecret, src.Type, corev1.SecretTypeDockerConfigJson)
+			}
+			return map[string][]byte{key: src.Data[key]}, ""
+		},
+		missing: r.pullSecretWarning,
+	})
 }
 
 // pullSecretWarning says when the pull secret the pods of ns name is not there ("" when it is,

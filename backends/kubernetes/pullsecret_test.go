@@ -23,15 +23,9 @@ func TestPullSecretCopied(t *testing.T) {
 	c := k8stest.Start(t)
 	ctx := t.Context()
 	const src, secret = "registry-source", "regcred"
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: src}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), src, metav1.DeleteOptions{}) })
 	cred := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: src}, Type: corev1.SecretTypeDockerConfigJson,
 		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"r.example":{"auth":"dTE6cDE="}}}`), "note": []byte("not copied")}}
-	if _, err := c.Client.CoreV1().Secrets(src).Create(ctx, cred, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	sourceSecrets(t, c, cred)
 	var warnings []string
 	wctx := engine.WithProgress(ctx, func(p engine.Progress) {
 		if strings.HasPrefix(p.Phase, "warning: ") && strings.Contains(p.Phase, "pull secret") {
@@ -77,10 +71,7 @@ func TestPullSecretCopied(t *testing.T) {
 	}
 
 	// A Secret of another type is no registry credential: not copied, and said so.
-	opaque := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "opaque", Namespace: src}, Data: map[string][]byte{"x": []byte("y")}}
-	if _, err := c.Client.CoreV1().Secrets(src).Create(ctx, opaque, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	sourceSecrets(t, c, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "opaque", Namespace: src}, Data: map[string][]byte{"x": []byte("y")}})
 	odd := newRuntime(t, c, func(cfg *kubernetes.Config) { cfg.ImagePullSecret, cfg.PullSecretFrom = "opaque", src })
 	q := engine.Project{ID: "pull-odd", Slug: "pull-odd", Owner: "alice", Status: engine.StatusActive}
 	t.Cleanup(func() {

@@ -26,30 +26,17 @@ func SecretSourceRules(secret string) []rbacv1.PolicyRule {
 // project then). Without it, or when the copy cannot be made, the result says what is wrong,
 // for the caller to warn about; it never fails the project, which works without TLS.
 func (r *Runtime) ensureTLSSecret(ctx context.Context, p engine.Project) (warning string) {
-	name := r.cfg.TLSSecret
-	if name == "" {
-		return ""
-	}
-	ns := r.Namespace(p)
-	if r.cfg.TLSSecretFrom == "" {
-		return r.tlsSecretWarning(ctx, ns)
-	}
-	src, err := r.core.CoreV1().Secrets(r.cfg.TLSSecretFrom).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return fmt.Sprintf("TLS secret %s/%s (K8S_WILDCARD_TLS_SECRET, K8S_COPY_TLS_SECRET_FROM) could not be read: %v; the Ingresses of %s serve the controller's default certificate",
-			r.cfg.TLSSecretFrom, name, err, p.Slug)
-	}
-	cp := &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: projectLabels(p, ComponentTLS)},
-		Type:       src.Type,
-		// Only the certificate and its key: nothing else the source may hold.
-		Data: map[string][]byte{corev1.TLSCertKey: src.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: src.Data[corev1.TLSPrivateKeyKey]},
-	}
-	if _, err := apply(ctx, r.core.CoreV1().Secrets(ns), cp); err != nil {
-		return fmt.Sprintf("copy TLS secret %s/%s into %s: %v; the Ingresses serve the controller's default certificate", r.cfg.TLSSecretFrom, name, ns, err)
-	}
-	return ""
+	return r.copySecret(ctx, p, secretCopy{
+		name: r.cfg.TLSSecret, from: r.cfg.TLSSecretFrom, component: ComponentTLS,
+		what: "TLS secret", settings: "K8S_WILDCARD_TLS_SECRET, K8S_COPY_TLS_SECRET_FROM",
+		failsFor: "the Ingresses of %s serve the controller's default certificate",
+		fails:    "the Ingresses serve the controller's default certificate",
+		data: func(src *corev1.Secret) (map[string][]byte, string) {
+			// Only the certificate and its key: nothing else the source may hold.
+			return map[string][]byte{corev1.TLSCertKey: src.Data[corev1.TLSCertKey], corev1.TLSPrivateKeyKey: src.Data[corev1.TLSPrivateKeyKey]}, ""
+		},
+		missing: r.tlsSecretWarning,
+	})
 }
 
 // tlsSecretWarning says when the TLS secret the Ingresses of ns name is not there ("" when it

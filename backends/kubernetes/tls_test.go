@@ -25,21 +25,9 @@ func TestTLSSecretCopied(t *testing.T) {
 	c := k8stest.Start(t)
 	ctx := t.Context()
 	const src, secret = "tls-source", "wild"
-	createNS := func(name string) {
-		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatal(err)
-		}
-	}
-	createNS(src)
 	wild := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secret, Namespace: src}, Type: corev1.SecretTypeTLS,
 		Data: map[string][]byte{corev1.TLSCertKey: []byte("cert-1"), corev1.TLSPrivateKeyKey: []byte("key-1"), "other": []byte("not copied")}}
-	if _, err := c.Client.CoreV1().Secrets(src).Create(ctx, wild, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), src, metav1.DeleteOptions{}) })
-	if _, err := c.Client.CoreV1().Secrets(src).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: src}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err)
-	}
+	sourceSecrets(t, c, wild, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "unrelated", Namespace: src}})
 
 	// The identity that creates projects: what EnsureProject needs cluster-wide (server-side
 	// apply that creates takes create and patch), secrets written but never read, and in the
@@ -145,4 +133,21 @@ func kubernetesClientAs(t *testing.T, c *k8stest.Cluster, user string) *clientse
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// sourceSecrets creates secrets in the namespace they name, the source of a copy, which is made
+// when missing and deleted at the end of the test (a leftover of an earlier run too).
+func sourceSecrets(t *testing.T, c *k8stest.Cluster, secrets ...*corev1.Secret) {
+	t.Helper()
+	ctx := t.Context()
+	for _, s := range secrets {
+		ns := s.Namespace
+		if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
+		if _, err := c.Client.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatal(err)
+		}
+	}
 }

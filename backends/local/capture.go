@@ -189,20 +189,7 @@ func (r *Runtime) mark(slug, name, what string) {
 // MarkLog implements engine.LogKeeper: the logs live in LogDir, outside the project tree. A
 // container without a log (it never ran) gets none.
 func (r *Runtime) MarkLog(ctx context.Context, p engine.Project, cs []engine.Container, what string) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return fmt.Errorf("mark logs: %w", err)
-	}
-	paths := make([]string, 0, len(cs))
-	for _, c := range cs {
-		if err := hostfs.CheckName("container name", c.Name); err != nil {
-			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-		}
-		paths = append(paths, r.logPath(p.Slug, c.Name))
-	}
-	if err := logfile.MarkExisting(paths, r.logMax(), what); err != nil {
-		return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
-	}
-	return nil
+	return logfile.MarkLogs(p, cs, func(name string) string { return r.logPath(p.Slug, name) }, r.logMax(), what)
 }
 
 // DropLogs implements engine.LogKeeper: the project's log directory goes.

@@ -3,13 +3,11 @@ package local
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
-	"github.com/sailtui/sailtui/engine/hostfs"
 	"github.com/sailtui/sailtui/engine/logfile"
 )
 
@@ -28,30 +26,11 @@ const followPoll = 100 * time.Millisecond
 // its start; a log replaced by a new file (rotation) is read to its end, then the new one from
 // its start; a log that does not exist yet is waited for.
 func (r *Runtime) Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	rc, err := r.logs(ctx, p, c, opts)
-	if err != nil {
-		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
-	}
-	if !opts.Timestamps {
-		rc = stripped{Reader: logfile.Strip(rc), c: rc}
-	}
-	return rc, nil
+	return logfile.Logs(ctx, p, c, opts, r.logs)
 }
 
-type stripped struct {
-	io.Reader
-	c io.Closer
-}
-
-func (s stripped) Close() error { return s.c.Close() }
-
+// logs is Logs's own part; logfile.Logs has checked the names.
 func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions) (io.ReadCloser, error) {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return nil, err
-	}
-	if err := hostfs.CheckName("container name", c.Name); err != nil {
-		return nil, err
-	}
 	path := r.logPath(p.Slug, c.Name)
 	b, err := logfile.Open(path, opts.Tail)
 	if err != nil {

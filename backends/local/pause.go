@@ -13,6 +13,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/internal/pauserec"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/flock"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -82,7 +83,7 @@ func (r *Runtime) pauseProject(ctx context.Context, p engine.Project, cs []engin
 	if _, err := os.Stat(r.runDir(p.Slug)); errors.Is(err, fs.ErrNotExist) {
 		return pauserec.NoResume, nil // never started anything
 	}
-	unlock, err := lockFile(ctx, r.pauseLockPath(p.Slug), true)
+	unlock, err := flock.Lock(ctx, r.pauseLockPath(p.Slug), true)
 	if err != nil {
 		return nil, fmt.Errorf("lock pause record: %w", err)
 	}
@@ -209,7 +210,7 @@ func (pp *pausedProject) doResume(ctx context.Context) error {
 
 // clearPause removes the pause record if it is still the one of token.
 func (r *Runtime) clearPause(ctx context.Context, slug, token string) error {
-	unlock, err := lockFile(ctx, r.pauseLockPath(slug), false)
+	unlock, err := flock.Lock(ctx, r.pauseLockPath(slug), false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // the project was destroyed meanwhile
 	}
@@ -231,7 +232,7 @@ func (r *Runtime) healPause(ctx context.Context, slug string) (*pauseState, erro
 		return nil, nil
 	}
 	// The lock waits for a pause being set up or cleared; never for a pause being held.
-	unlock, err := lockFile(ctx, r.pauseLockPath(slug), false)
+	unlock, err := flock.Lock(ctx, r.pauseLockPath(slug), false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

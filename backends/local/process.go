@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sailtui/sailtui/backends/internal/containers"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/flock"
 	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
@@ -64,7 +66,7 @@ func (r *Runtime) writeRecord(slug, name string, rec *record) error {
 
 // lock serialises changes to one container's record across goroutines and processes.
 func (r *Runtime) lock(ctx context.Context, slug, name string) (func(), error) {
-	unlock, err := lockFile(ctx, r.lockPath(slug, name), true)
+	unlock, err := flock.Lock(ctx, r.lockPath(slug, name), true)
 	if err != nil {
 		return nil, fmt.Errorf("lock run record: %w", err)
 	}
@@ -107,11 +109,7 @@ func (r *Runtime) containerWorkDir(p engine.Project, c engine.Container, sub str
 // HOST, PROJECT_ID, CONTAINER_NAME and SAILTUI_DECLARED_PORT (spec.Port, the port the app uses
 // in other modes). A running container is left alone and its status returned.
 func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
-	st, err := r.startContainer(ctx, p, c, spec)
-	if err != nil {
-		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return st, nil
+	return containers.Start(ctx, p, c, spec, r.startContainer)
 }
 
 func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec) (engine.ContainerStatus, error) {
@@ -248,7 +246,7 @@ func (r *Runtime) reap(slug, name string, cmd *exec.Cmd, ch *child) {
 	}
 	// Not r.lock: when the project was destroyed meanwhile, the lock file must not be made
 	// again under a DestroyProject that is removing the directory.
-	unlock, err := lockFile(context.Background(), r.lockPath(slug, name), false)
+	unlock, err := flock.Lock(context.Background(), r.lockPath(slug, name), false)
 	if err != nil {
 		return
 	}
@@ -360,16 +358,11 @@ func (r *Runtime) awaitReap(ctx context.Context, slug, name string, rec *record)
 // sends SIGKILL. Stopping a stopped or unknown container does nothing. When ctx ends during the
 // wait it goes straight to SIGKILL.
 func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := r.stopContainer(ctx, p, c); err != nil {
-		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
-	}
-	return nil
+	return containers.Stop(ctx, p, c, r.stopContainer)
 }
 
+// stopContainer is StopContainer's own part; containers.Stop has checked p's slug.
 func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
-	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
-		return err
-	}
 	if err := hostfs.CheckName("container name", c.Name); err != nil {
 		return err
 	}

@@ -73,11 +73,17 @@ type Runtime struct {
 	recent map[int]portLease
 	// children are the containers this Runtime started and still reaps, by slug/name.
 	children map[string]*child
-	// trash deletes torn-down project trees in the background (trash.go).
+	// trash deletes torn-down project trees in the background (<ProjectsDir>/.sailtui-trash,
+	// one rename away): a hibernation returns at archive speed.
 	trash *trash.Bin
+	// Reaper is the engine.Reaper over trash.
+	trash.Reaper
 	// cpu keeps the last CPU reading of each container, for the next Usage (usage.go).
 	cpu cpurate.Sampler
 }
+
+// The torn-down trees go to a trash bin and are deleted in the background (Reaper).
+var _ engine.Reaper = (*Runtime)(nil)
 
 type portLease struct {
 	owner string
@@ -133,7 +139,8 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
 	// Opening the bin resumes the delete of what a process that ended first left in it.
-	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}, trash: trash.Open(cfg.ProjectsDir)}
+	bin := trash.Open(cfg.ProjectsDir)
+	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}, trash: bin, Reaper: bin.Reaper()}
 	return r, nil
 }
 
@@ -234,7 +241,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		// directory, out of sight of every record.
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}
-	// The tree goes to the trash (one rename), deleted in the background: see trash.go.
+	// The tree goes to the trash (one rename), deleted in the background (backends/internal/trash).
 	if err := r.trash.Throw(dir, p.Slug); err != nil {
 		return fmt.Errorf("destroy project %s: %w", p.Slug, err)
 	}

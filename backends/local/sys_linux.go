@@ -4,7 +4,6 @@ package local
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -197,40 +196,6 @@ func killGroup(pgid int, sig syscall.Signal) error {
 		return nil
 	}
 	return err
-}
-
-// lockFile takes an exclusive flock on path, polling so that ctx can end the wait. flock
-// serialises both goroutines of this process (each opens its own file description) and other
-// sailtui processes sharing the run directory. Without create, a missing lock file is an error
-// (fs.ErrNotExist) rather than made again.
-func lockFile(ctx context.Context, path string, create bool) (func(), error) {
-	flags := os.O_RDWR
-	if create {
-		flags |= os.O_CREATE
-	}
-	f, err := os.OpenFile(path, flags, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() {
-				_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-				_ = f.Close()
-			}, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
-			_ = f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			_ = f.Close()
-			return nil, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // exitCode turns a wait status into a shell-style exit code: the status for a normal exit,

@@ -3,7 +3,6 @@
 package local
 
 import (
-	"context"
 	"errors"
 	"syscall"
 	"time"
@@ -26,13 +25,6 @@ func signalGroup(int, uint64, syscall.Signal) error { return errUnsupported }
 func killGroup(int, syscall.Signal) error           { return errUnsupported }
 func killSession(int)                               {}
 func exitCode(any) (int, bool)                      { return 0, false }
-
-func lockFile(ctx context.Context, _ string, _ bool) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return func() {}, nil
-}
 
 type groupUsage struct {
 	cpu   time.Duration

@@ -82,17 +82,13 @@ func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]eng
 // A session advisory lock would not do: it lives as long as one pooled connection, knows no
 // expiry, and the engine renews and releases the lock from other goroutines (other connections).
 func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if err := sqlstore.Lock(name, owner, ttl); err != nil {
-		return false, err
-	}
-	tag, err := s.pool.Exec(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES ($1, $2, $3)
-		ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-		WHERE locks.owner = excluded.owner OR locks.expires_at <= $4`,
-		name, owner, now.Add(ttl), now)
-	if err != nil {
-		return false, fmt.Errorf("lock %q for %s: %w", name, owner, badInput(err))
-	}
-	return tag.RowsAffected() == 1, nil
+	return sqlstore.TryLock(name, owner, ttl, func() (bool, error) {
+		tag, err := s.pool.Exec(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES ($1, $2, $3)
+			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+			WHERE locks.owner = excluded.owner OR locks.expires_at <= $4`,
+			name, owner, now.Add(ttl), now)
+		return tag.RowsAffected() == 1, badInput(err)
+	})
 }
 
 // Unlock releases owner's lock; a lock held by someone else (or nobody) is left alone.
@@ -118,13 +114,9 @@ func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (str
 
 // TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
 func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if err := sqlstore.TakeOver(name, from, owner, ttl); err != nil {
-		return false, err
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE locks SET owner = $3, expires_at = $4 WHERE name = $1 AND owner = $2`,
-		name, from, owner, now.Add(ttl))
-	if err != nil {
-		return false, fmt.Errorf("take over lock %q from %s for %s: %w", name, from, owner, badInput(err))
-	}
-	return tag.RowsAffected() == 1, nil
+	return sqlstore.TakeOverLock(name, from, owner, ttl, func() (bool, error) {
+		tag, err := s.pool.Exec(ctx, `UPDATE locks SET owner = $3, expires_at = $4 WHERE name = $1 AND owner = $2`,
+			name, from, owner, now.Add(ttl))
+		return tag.RowsAffected() == 1, badInput(err)
+	})
 }

@@ -80,22 +80,17 @@ func (s *Store) ListOps(ctx context.Context, projectID string, limit int) ([]eng
 // TryLock takes or renews a named lock: one upsert that changes the row only when the lock is
 // free, expired or already owner's.
 func (s *Store) TryLock(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if err := sqlstore.Lock(name, owner, ttl); err != nil {
-		return false, err
-	}
-	var ok bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
-			WHERE locks.owner = excluded.owner OR locks.expires_at <= ?`,
-			name, owner, toMicros(now.Add(ttl)), toMicros(now))
-		ok, err = changedOne(res, err)
-		return err
+	return sqlstore.TryLock(name, owner, ttl, func() (ok bool, err error) {
+		err = s.write(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `INSERT INTO locks (name, owner, expires_at) VALUES (?, ?, ?)
+				ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+				WHERE locks.owner = excluded.owner OR locks.expires_at <= ?`,
+				name, owner, toMicros(now.Add(ttl)), toMicros(now))
+			ok, err = changedOne(res, err)
+			return err
+		})
+		return ok, err
 	})
-	if err != nil {
-		return false, fmt.Errorf("lock %q for %s: %w", name, owner, err)
-	}
-	return ok, nil
 }
 
 // Unlock releases owner's lock; a lock held by someone else (or nobody) is left alone.
@@ -125,18 +120,13 @@ func (s *Store) LockHolder(ctx context.Context, name string, now time.Time) (str
 
 // TakeOverLock moves the lock from a dead holder to owner, if from still holds it.
 func (s *Store) TakeOverLock(ctx context.Context, name, from, owner string, now time.Time, ttl time.Duration) (bool, error) {
-	if err := sqlstore.TakeOver(name, from, owner, ttl); err != nil {
-		return false, err
-	}
-	var ok bool
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE locks SET owner = ?, expires_at = ? WHERE name = ? AND owner = ?`,
-			owner, toMicros(now.Add(ttl)), name, from)
-		ok, err = changedOne(res, err)
-		return err
+	return sqlstore.TakeOverLock(name, from, owner, ttl, func() (ok bool, err error) {
+		err = s.write(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE locks SET owner = ?, expires_at = ? WHERE name = ? AND owner = ?`,
+				owner, toMicros(now.Add(ttl)), name, from)
+			ok, err = changedOne(res, err)
+			return err
+		})
+		return ok, err
 	})
-	if err != nil {
-		return false, fmt.Errorf("take over lock %q from %s for %s: %w", name, from, owner, err)
-	}
-	return ok, nil
 }

@@ -10,10 +10,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/periodic"
 )
 
 // restoreTag marks the temporary siblings of a storage directory made by Restore; leftovers of
@@ -266,25 +266,7 @@ const flushInterval = 100 * time.Millisecond
 // writeback then overlaps with the extraction. stop waits for a sync in progress. Errors are
 // ignored: the final syncFS, which Restore relies on, reports them.
 func startFlusher(dir string) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTimer(flushInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			_ = syncFS(dir)
-			t.Reset(flushInterval)
-		}
-	})
-	return func() {
-		close(done)
-		wg.Wait()
-	}
+	return periodic.Every(flushInterval, func() { _ = syncFS(dir) })
 }
 
 // swapIn puts the restored tree tmp at dir. Where the kernel can exchange two paths atomically

@@ -7,6 +7,7 @@ package logfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/flock"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
 
 // DefaultMax is the most one container's kept log takes on disk, current and rotated file
@@ -146,10 +149,17 @@ func (w *Writer) current() error {
 	return nil
 }
 
+// rotateWait is how long a rotation waits for another writer's rotation of the same log.
+const rotateWait = 5 * time.Second
+
 func (w *Writer) rotate() error {
-	unlock, err := lock(w.path + ".lock")
+	// Where flock is missing, rotations of two writers of one log may race, which costs at most
+	// the rotated file.
+	ctx, cancel := context.WithTimeout(context.Background(), rotateWait)
+	defer cancel()
+	unlock, err := flock.Lock(ctx, w.path+".lock", true)
 	if err != nil {
-		return err
+		return fmt.Errorf("lock %s for its rotation: %w", w.path, err)
 	}
 	defer unlock()
 	// Another writer may have rotated meanwhile: only the file this writer filled moves.
@@ -175,19 +185,64 @@ func Mark(path string, limit int64, what string) error {
 	return w.Mark(time.Now(), what)
 }
 
-// MarkExisting appends the marker what, timed now, to each log of paths that exists: a log
-// that is not there (its container never ran) gets none, rather than a file of markers.
-func MarkExisting(paths []string, limit int64, what string) error {
+// MarkLogs is the engine.LogKeeper's MarkLog of a runtime that keeps its containers' logs on
+// this machine (local, docker): the marker what, timed now, goes to the kept log of each
+// container of cs, path giving a container's log. A log that is not there (its container never
+// ran) gets none, rather than a file of markers. The project's slug and the container names are
+// checked first, as they name the files; a name by the engine's one rule for container names.
+func MarkLogs(p engine.Project, cs []engine.Container, path func(name string) string, limit int64, what string) error {
+	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
+		return fmt.Errorf("mark logs: %w", err)
+	}
+	paths := make([]string, 0, len(cs))
+	for _, c := range cs {
+		if err := engine.CheckContainerName(c.Name); err != nil {
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
+		}
+		paths = append(paths, path(c.Name))
+	}
 	for _, path := range paths {
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
 		if err := Mark(path, limit, what); err != nil {
-			return err
+			return fmt.Errorf("mark logs of %s: %w", p.Slug, err)
 		}
 	}
 	return nil
 }
+
+// Logs is the engine.Runtime's Logs of a runtime that keeps its containers' logs with this
+// package (local, docker), around its own open: the project's slug and the container's name
+// are checked first, as they name the files (the name by the engine's one rule for container
+// names), a failure names the container, and the times in front of the lines (each line
+// carries one, engine.FormatLogLine) are taken off unless opts.Timestamps.
+func Logs(ctx context.Context, p engine.Project, c engine.Container, opts engine.LogOptions,
+	open func(context.Context, engine.Project, engine.Container, engine.LogOptions) (io.ReadCloser, error)) (io.ReadCloser, error) {
+	err := hostfs.CheckName("project slug", p.Slug)
+	if err == nil {
+		err = engine.CheckContainerName(c.Name)
+	}
+	var rc io.ReadCloser
+	if err == nil {
+		rc, err = open(ctx, p, c, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logs %s/%s: %w", p.Slug, c.Name, err)
+	}
+	if !opts.Timestamps {
+		rc = stripped{Reader: Strip(rc), c: rc}
+	}
+	return rc, nil
+}
+
+// stripped is Strip of a reader that closes it.
+type stripped struct {
+	io.Reader
+	c io.Closer
+}
+
+func (s stripped) Close() error { return s.c.Close() }
 
 // Remove deletes the log at path with its rotated file and lock.
 func Remove(path string) error {

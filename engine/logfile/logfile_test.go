@@ -1,8 +1,11 @@
 package logfile
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +103,90 @@ func TestStripLeavesUnstamped(t *testing.T) {
 	got, err := io.ReadAll(Strip(strings.NewReader(in)))
 	if err != nil || string(got) != want {
 		t.Errorf("Strip = %.80q, %v", got, err)
+	}
+}
+
+// MarkLogs marks the logs that are there and makes none for a container that never ran; a
+// slug or container name that could name another file is refused before anything is written.
+func TestMarkLogs(t *testing.T) {
+	dir := t.TempDir()
+	path := func(name string) string { return filepath.Join(dir, name+".log") }
+	if err := Mark(path("web"), 0, engine.LogMarkStopped); err != nil {
+		t.Fatal(err)
+	}
+	p := engine.Project{ID: "p1", Slug: "demo"}
+	if err := MarkLogs(p, []engine.Container{{Name: "web"}, {Name: "never-ran"}}, path, 0, engine.LogMarkHibernated); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path("web"), 0); !strings.HasSuffix(got, " "+engine.LogMarker(engine.LogMarkHibernated)+"\n") {
+		t.Errorf("web's log after MarkLogs:\n%s", got)
+	}
+	if _, err := os.Stat(path("never-ran")); !os.IsNotExist(err) {
+		t.Errorf("a log was made for a container that never ran: %v", err)
+	}
+	for _, bad := range []struct {
+		p  engine.Project
+		cs []engine.Container
+	}{
+		{engine.Project{Slug: "../demo"}, []engine.Container{{Name: "web"}}},
+		{engine.Project{Slug: ".demo"}, []engine.Container{{Name: "web"}}},
+		{p, []engine.Container{{Name: "web"}, {Name: "../web"}}},
+		{p, []engine.Container{{Name: "web"}, {Name: "Web"}}},
+	} {
+		before := read(t, path("web"), 0)
+		if err := MarkLogs(bad.p, bad.cs, path, 0, engine.LogMarkStopped); !errors.Is(err, engine.ErrBadInput) {
+			t.Errorf("MarkLogs(%q, %v): %v, want ErrBadInput", bad.p.Slug, bad.cs, err)
+		}
+		if after := read(t, path("web"), 0); after != before {
+			t.Errorf("a refused MarkLogs(%q, %v) wrote:\n%s", bad.p.Slug, bad.cs, after)
+		}
+	}
+}
+
+// Logs refuses names that could name another file before it opens anything, names the
+// container in a failure, and takes the times off unless asked for them.
+func TestLogs(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	line := engine.FormatLogLine(at, []byte("hello"))
+	opened := 0
+	open := func(context.Context, engine.Project, engine.Container, engine.LogOptions) (io.ReadCloser, error) {
+		opened++
+		return io.NopCloser(strings.NewReader(string(line))), nil
+	}
+	p := engine.Project{ID: "p1", Slug: "demo"}
+	for _, opts := range []engine.LogOptions{{}, {Timestamps: true}} {
+		rc, err := Logs(t.Context(), p, engine.Container{Name: "web"}, opts, open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Close(); err != nil {
+			t.Fatal(err)
+		}
+		want := "hello\n"
+		if opts.Timestamps {
+			want = string(line)
+		}
+		if string(b) != want {
+			t.Errorf("Logs with %+v: %q, want %q", opts, b, want)
+		}
+	}
+	opened = 0
+	for _, bad := range []struct{ slug, name string }{{"../demo", "web"}, {"demo", "../web"}, {"demo", "Web"}} {
+		if _, err := Logs(t.Context(), engine.Project{Slug: bad.slug}, engine.Container{Name: bad.name}, engine.LogOptions{}, open); !errors.Is(err, engine.ErrBadInput) {
+			t.Errorf("Logs of %s/%s: %v, want ErrBadInput", bad.slug, bad.name, err)
+		}
+	}
+	if opened != 0 {
+		t.Errorf("%d opens of logs with a bad name", opened)
+	}
+	failing := func(context.Context, engine.Project, engine.Container, engine.LogOptions) (io.ReadCloser, error) {
+		return nil, fs.ErrPermission
+	}
+	if _, err := Logs(t.Context(), p, engine.Container{Name: "web"}, engine.LogOptions{}, failing); !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), "demo/web") {
+		t.Errorf("a failed open: %v, want it naming demo/web", err)
 	}
 }

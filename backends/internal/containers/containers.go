@@ -1,17 +1,44 @@
 // Package containers holds what the runtimes that keep a project's containers themselves (local
-// and docker) do alike over a project's set of containers: naming all of them, stopping all of
-// them.
+// and docker) do alike over a project's containers: naming all of them, stopping all of them,
+// and the checks and error words around starting and stopping one.
 package containers
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/hostfs"
 )
+
+// Start is the StartContainer of both runtimes around their own start: a failure names the
+// container.
+func Start(ctx context.Context, p engine.Project, c engine.Container, spec engine.StartSpec,
+	start func(context.Context, engine.Project, engine.Container, engine.StartSpec) (engine.ContainerStatus, error)) (engine.ContainerStatus, error) {
+	st, err := start(ctx, p, c, spec)
+	if err != nil {
+		return engine.ContainerStatus{}, fmt.Errorf("start %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return st, nil
+}
+
+// Stop is the StopContainer of both runtimes around their own stop: the project's slug, which
+// names the container's files and Docker name, is checked first, and a failure names the
+// container.
+func Stop(ctx context.Context, p engine.Project, c engine.Container, stop func(context.Context, engine.Project, engine.Container) error) error {
+	err := hostfs.CheckName("project slug", p.Slug)
+	if err == nil {
+		err = stop(ctx, p, c)
+	}
+	if err != nil {
+		return fmt.Errorf("stop %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return nil
+}
 
 // Names is the union of the containers in cs and the names the runtime holds for the project
 // (held), sorted: what a stop or a describe of the whole project covers, so a container the

@@ -125,20 +125,32 @@ func Undeletable(snap engine.Snapshot, deletedAfter time.Time) error {
 	return nil
 }
 
-// Lock checks the arguments of TryLock.
-func Lock(name, owner string, ttl time.Duration) error {
+// TryLock is the TryLock of both stores around their own upsert: the arguments are checked
+// first, and a failure of upsert says what lock was asked for whom. upsert reports whether
+// owner holds the lock now.
+func TryLock(name, owner string, ttl time.Duration, upsert func() (bool, error)) (bool, error) {
 	if name == "" || owner == "" || ttl <= 0 {
-		return fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
+		return false, fmt.Errorf("lock %q: %w: name, owner and a positive ttl are required", name, engine.ErrBadInput)
 	}
-	return nil
+	ok, err := upsert()
+	if err != nil {
+		return false, fmt.Errorf("lock %q for %s: %w", name, owner, err)
+	}
+	return ok, nil
 }
 
-// TakeOver checks the arguments of TakeOverLock.
-func TakeOver(name, from, owner string, ttl time.Duration) error {
+// TakeOverLock is the TakeOverLock of both stores around their own update: the arguments are
+// checked first, and a failure of update says what lock was moved from whom to whom. update
+// reports whether the lock moved.
+func TakeOverLock(name, from, owner string, ttl time.Duration, update func() (bool, error)) (bool, error) {
 	if name == "" || from == "" || owner == "" || ttl <= 0 {
-		return fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
+		return false, fmt.Errorf("take over lock %q: %w: name, holders and a positive ttl are required", name, engine.ErrBadInput)
 	}
-	return nil
+	ok, err := update()
+	if err != nil {
+		return false, fmt.Errorf("take over lock %q from %s for %s: %w", name, from, owner, err)
+	}
+	return ok, nil
 }
 
 // NotHeld explains a conditional update of project p that matched nothing although p exists:

@@ -148,6 +148,25 @@ func (b *Bin) Wait(ctx context.Context) error {
 	}
 }
 
+// Reaper is the engine.Reaper of a runtime that throws torn-down trees into a bin: embedded in
+// the runtime, it gives it WaitReaped, TrashLeft and EmptyTrash over the bin, and nothing else
+// of the bin.
+type Reaper struct{ bin *Bin }
+
+var _ engine.Reaper = Reaper{}
+
+// Reaper is the bin as the engine.Reaper of its runtime.
+func (b *Bin) Reaper() Reaper { return Reaper{bin: b} }
+
+// WaitReaped implements engine.Reaper: Wait.
+func (r Reaper) WaitReaped(ctx context.Context) error { return r.bin.Wait(ctx) }
+
+// TrashLeft implements engine.Reaper: Left.
+func (r Reaper) TrashLeft() ([]engine.TrashItem, error) { return r.bin.Left() }
+
+// EmptyTrash implements engine.Reaper: Empty.
+func (r Reaper) EmptyTrash(ctx context.Context) error { return r.bin.Empty(ctx) }
+
 // Left lists what waits in the bin: trees of torn-down projects not deleted yet.
 func (b *Bin) Left() ([]engine.TrashItem, error) {
 	entries, err := os.ReadDir(b.dir)
