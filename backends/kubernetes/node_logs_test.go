@@ -3,7 +3,6 @@ package kubernetes_test
 import (
 	"bufio"
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -43,19 +42,8 @@ func TestNodeLogsSurviveHibernation(t *testing.T) {
 	if _, err := eng.StartProject(ctx, p.ID); err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	readAll := func() string {
-		t.Helper()
-		rc, err := eng.Logs(ctx, p.ID, "web", engine.LogOptions{})
-		if err != nil {
-			t.Fatalf("logs: %v", err)
-		}
-		defer rc.Close()
-		b, err := io.ReadAll(rc)
-		if err != nil {
-			t.Fatalf("logs: %v", err)
-		}
-		return string(b)
-	}
+	read := runtimetest.ReadLog(t)
+	readAll := func() string { return read(eng.Logs(ctx, p.ID, "web", engine.LogOptions{})) }
 	var first string
 	waitFor(t, "the first run's greeting", func() bool {
 		for line := range strings.Lines(readAll()) {

@@ -168,16 +168,24 @@ func testLogsFollow(t *testing.T, e *env) {
 // allLog reads the whole log, markers included, without times.
 func allLog(t *testing.T, e *env, c engine.Container) string {
 	t.Helper()
-	rc, err := e.rt.Logs(e.ctx(), e.p, c, engine.LogOptions{})
-	if err != nil {
-		t.Fatalf("Logs: %v", err)
+	return ReadLog(t)(e.rt.Logs(e.ctx(), e.p, c, engine.LogOptions{}))
+}
+
+// ReadLog returns a function that reads a log stream to its end, failing t on any error:
+// ReadLog(t)(eng.Logs(...)).
+func ReadLog(t testing.TB) func(rc io.ReadCloser, err error) string {
+	return func(rc io.ReadCloser, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("logs: %v", err)
+		}
+		defer rc.Close()
+		b, err := io.ReadAll(rc)
+		if err != nil {
+			t.Fatalf("reading logs: %v", err)
+		}
+		return string(b)
 	}
-	defer rc.Close()
-	b, err := io.ReadAll(rc)
-	if err != nil {
-		t.Fatalf("reading Logs: %v", err)
-	}
-	return string(b)
 }
 
 // InOrder reports whether each of want is in log, in that order: how a test reads a kept log,
