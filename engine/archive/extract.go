@@ -241,9 +241,13 @@ type extractor struct {
 const smallFile = 256 << 10
 
 // Small files are packed into chunks of chunkSize bytes, of which at most numChunks exist.
+// Smaller chunks than the files in flight would need, and more of them: a chunk comes back
+// only once every file in it is written, and with the files of one chunk spread over the
+// writers, a few large chunks left one writer idle while the reader waited for the other to
+// finish the last file of the oldest one.
 const (
-	chunkSize = 1 << 20
-	numChunks = 3
+	chunkSize = 512 << 10
+	numChunks = 8
 )
 
 // batchFiles caps the files handed to a writer at once: enough to make the hand-offs rare,
@@ -359,6 +363,8 @@ func (x *extractor) release(c *chunk) {
 
 func (x *extractor) writeLoop(batches <-chan []fileJob) {
 	for batch := range batches {
+		// Counted per batch: a lock per file is a wake-up of another writer per file.
+		var st Stats
 		for _, j := range batch {
 			if !x.stop.Load() {
 				if err := writeFile(j.dir.d, j.base, j.data, j.mode, j.mtime, j.own); err != nil {
@@ -369,15 +375,17 @@ func (x *extractor) writeLoop(batches <-chan []fileJob) {
 					}
 					x.wmu.Unlock()
 				} else {
-					x.wmu.Lock()
-					x.wst.Files++
-					x.wst.Bytes += int64(len(j.data))
-					x.wmu.Unlock()
+					st.Files++
+					st.Bytes += int64(len(j.data))
 				}
 			}
 			x.release(j.c)
 			j.dir.release()
 		}
+		x.wmu.Lock()
+		x.wst.Files += st.Files
+		x.wst.Bytes += st.Bytes
+		x.wmu.Unlock()
 	}
 }
 
