@@ -8,8 +8,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,10 @@ func (l Limits) WithDefaults() Limits {
 // user. Entries written before an error are left in target; extract into a fresh directory and
 // remove it on failure.
 //
-// The checks assume nothing else modifies target while Extract runs.
+// On Linux every entry is created relative to a descriptor of its parent directory, each
+// opened from its own parent's without following a symlink, so a directory swapped for a
+// symlink while Extract runs cannot lead an entry outside target. Elsewhere the checks assume
+// nothing else modifies target while Extract runs.
 func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats, error) {
 	x := &extractor{
 		ctx:    ctx,
@@ -126,13 +130,21 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 		lim:    lim.WithDefaults(),
 		owners: lim.Owners && geteuid() == 0,
 		dirs:   map[string]struct{}{"": {}},
+		open:   map[string]*dirRef{},
 		buf:    make([]byte, copyBufSize),
 	}
 	if err := os.MkdirAll(target, 0o755); err != nil {
 		return x.st, fmt.Errorf("extract: %w", err)
 	}
+	root, err := openOutRoot(target)
+	if err != nil {
+		return x.st, fmt.Errorf("extract: %w", err)
+	}
+	x.root = &dirRef{d: root}
+	x.root.refs.Store(1)
+	x.open[""] = x.root
 	x.startWriters()
-	err := Filter(ctx, r, x.lim, Rules{}, x.entry)
+	err = Filter(ctx, r, x.lim, Rules{}, x.entry)
 	if errors.Is(err, errWriterFailed) {
 		// The writer's own error names the file it could not write.
 		err = x.writerErr()
@@ -145,6 +157,7 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 	if err == nil {
 		err = x.finishDirs()
 	}
+	x.closeDirs()
 	return x.st, err
 }
 
@@ -185,22 +198,34 @@ type extractor struct {
 	// owners is whether entries get the uid and gid they record (Limits.Owners, as root).
 	owners bool
 	st     Stats
-	// dirs holds the directories (clean relative names) known to be real directories: created
-	// by this extraction or checked with Lstat. A name is added only after that check, and
-	// extraction never removes or replaces anything, so a parent found here cannot be a symlink.
+	// dirs holds the directories (clean relative names) known to be real directories: opened
+	// by this extraction without following a symlink. Extraction never removes or replaces
+	// anything, so a name found here needs no mkdir, only to be opened again when its
+	// descriptor left the cache (which checks it once more).
 	dirs    map[string]struct{}
 	dirMeta []dirMeta
 	buf     []byte
+
+	// root is target, open; open caches descriptors of the directories used lately, keyed by
+	// clean relative name, so that the files of a directory (archives list them together) are
+	// created relative to it without a lookup of the path (see openDir). tick orders uses,
+	// for evicting the least recent.
+	root *dirRef
+	open map[string]*dirRef
+	tick uint64
 
 	// Small files are written by a few goroutines (one per CPU, two to four), so that creating
 	// them (far more kernel time than reading them from the archive) overlaps with
 	// decompressing and parsing; all the decisions (names, parents, limits) stay in the reading
 	// goroutine, in archive order. Each writer has its own queue, and all the files of a
-	// directory go to the same one (see file). Their contents travel in a few fixed chunks (see
-	// chunk), so the memory in flight is bounded and reused instead of allocated per file.
-	queues []chan fileJob
-	free   chan []byte
-	cur    *chunk
+	// directory go to the same one (see file), in batches (pending), so that a hand-off (and
+	// the wake-up of a writer) is paid per run of files, not per file. Their contents travel in
+	// a few fixed chunks (see chunk), so the memory in flight is bounded and reused instead of
+	// allocated per file.
+	queues  []chan []fileJob
+	pending []fileJob
+	free    chan []byte
+	cur     *chunk
 	// lastParent and queue say which writer the previous file went to (see file).
 	lastParent string
 	queue      int
@@ -216,10 +241,37 @@ type extractor struct {
 const smallFile = 256 << 10
 
 // Small files are packed into chunks of chunkSize bytes, of which at most numChunks exist.
+// Smaller chunks than the files in flight would need, and more of them: a chunk comes back
+// only once every file in it is written, and with the files of one chunk spread over the
+// writers, a few large chunks left one writer idle while the reader waited for the other to
+// finish the last file of the oldest one.
 const (
-	chunkSize = 1 << 20
-	numChunks = 3
+	chunkSize = 512 << 10
+	numChunks = 8
 )
+
+// batchFiles caps the files handed to a writer at once: enough to make the hand-offs rare,
+// few enough that a writer starts while the reader still fills the chunk.
+const batchFiles = 64
+
+// maxOpenDirs bounds the directory descriptors the cache keeps (beyond those queued files
+// still hold); a variable so tests can make the cache evict.
+var maxOpenDirs = 128
+
+// dirRef is an open directory of the target, shared by the cache and the queued files to be
+// created in it; the last one to let go closes it.
+type dirRef struct {
+	d    outDir
+	refs atomic.Int32
+	// used is the tick of the last lookup (reading goroutine only).
+	used uint64
+}
+
+func (r *dirRef) release() {
+	if r.refs.Add(-1) == 0 {
+		r.d.close()
+	}
+}
 
 // chunk holds the contents of consecutive small files. refs counts the queued files in it plus
 // one while the reader may still add to it; the last one to let go returns the buffer, so the
@@ -231,8 +283,10 @@ type chunk struct {
 
 // fileJob is one small file for a writer.
 type fileJob struct {
-	name  string // as in the archive, for errors
-	path  string
+	name string // as in the archive, for errors
+	// dir is the parent directory (a reference the job holds), base the name in it.
+	dir   *dirRef
+	base  string
 	data  []byte
 	c     *chunk
 	mode  fs.FileMode
@@ -257,12 +311,21 @@ func (x *extractor) startWriters() {
 	for range numChunks {
 		x.free <- nil // allocated on first use: a small archive needs one
 	}
-	x.queues = make([]chan fileJob, max(2, min(runtime.GOMAXPROCS(0), 4)))
+	x.queues = make([]chan []fileJob, max(2, min(runtime.GOMAXPROCS(0), 4)))
 	for i := range x.queues {
-		q := make(chan fileJob, 256)
+		q := make(chan []fileJob, 16)
 		x.queues[i] = q
 		x.writers.Go(func() { x.writeLoop(q) })
 	}
+}
+
+// flush hands the pending files to their writer.
+func (x *extractor) flush() {
+	if len(x.pending) == 0 {
+		return
+	}
+	x.queues[x.queue] <- x.pending
+	x.pending = make([]fileJob, 0, batchFiles)
 }
 
 // stopWriters waits for the writers to finish; with abort, queued files are dropped.
@@ -270,6 +333,7 @@ func (x *extractor) stopWriters(abort bool) error {
 	if abort {
 		x.stop.Store(true)
 	}
+	x.flush()
 	if x.cur != nil {
 		x.release(x.cur)
 		x.cur = nil
@@ -283,30 +347,45 @@ func (x *extractor) stopWriters(abort bool) error {
 	return x.werr
 }
 
+// closeDirs closes the cached directories; queued files hold none any more.
+func (x *extractor) closeDirs() {
+	for name, r := range x.open {
+		delete(x.open, name)
+		r.release()
+	}
+}
+
 func (x *extractor) release(c *chunk) {
 	if c.refs.Add(-1) == 0 {
 		x.free <- c.buf[:0]
 	}
 }
 
-func (x *extractor) writeLoop(jobs <-chan fileJob) {
-	for j := range jobs {
-		if !x.stop.Load() {
-			if err := writeFile(j.path, j.data, j.mode, j.mtime, j.own); err != nil {
-				x.stop.Store(true)
-				x.wmu.Lock()
-				if x.werr == nil {
-					x.werr = fmt.Errorf("extract %q: %w", j.name, err)
+func (x *extractor) writeLoop(batches <-chan []fileJob) {
+	for batch := range batches {
+		// Counted per batch: a lock per file is a wake-up of another writer per file.
+		var st Stats
+		for _, j := range batch {
+			if !x.stop.Load() {
+				if err := writeFile(j.dir.d, j.base, j.data, j.mode, j.mtime, j.own); err != nil {
+					x.stop.Store(true)
+					x.wmu.Lock()
+					if x.werr == nil {
+						x.werr = fmt.Errorf("extract %q: %w", j.name, err)
+					}
+					x.wmu.Unlock()
+				} else {
+					st.Files++
+					st.Bytes += int64(len(j.data))
 				}
-				x.wmu.Unlock()
-			} else {
-				x.wmu.Lock()
-				x.wst.Files++
-				x.wst.Bytes += int64(len(j.data))
-				x.wmu.Unlock()
 			}
+			x.release(j.c)
+			j.dir.release()
 		}
-		x.release(j.c)
+		x.wmu.Lock()
+		x.wst.Files += st.Files
+		x.wst.Bytes += st.Bytes
+		x.wmu.Unlock()
 	}
 }
 
@@ -318,9 +397,11 @@ func (x *extractor) writerErr() error {
 
 // smallBuf returns room for n bytes (n <= smallFile) in the current chunk, and the chunk, with
 // a reference taken for the job that will carry them. When the chunk is full the next free one
-// is taken, waiting for the writers to finish with one if need be.
+// is taken, waiting for the writers to finish with one if need be; the pending files are
+// handed over first, since they may be what holds it.
 func (x *extractor) smallBuf(n int) ([]byte, *chunk) {
 	if x.cur != nil && len(x.cur.buf)+n > cap(x.cur.buf) {
+		x.flush()
 		x.release(x.cur)
 		x.cur = nil
 	}
@@ -360,49 +441,70 @@ func (x *extractor) entry(e Entry, data io.Reader) error {
 	}
 }
 
-func (x *extractor) abs(name string) string {
-	if name == "" {
-		return x.target
+// openDir returns the directory name (a clean relative name, "" for the target) open, with a
+// reference the caller releases, creating it and its missing parents. Each is opened from its
+// parent's descriptor without following a symlink, so a symlink or anything but a directory
+// on the way is refused, whoever put it there and whenever.
+func (x *extractor) openDir(name string) (*dirRef, error) {
+	x.tick++
+	if r, ok := x.open[name]; ok {
+		r.used = x.tick
+		r.refs.Add(1)
+		return r, nil
 	}
-	return filepath.Join(x.target, filepath.FromSlash(name))
-}
-
-// ensureDir makes sure name is a real directory, creating it and its parents as needed, and
-// refuses when any of them is a symlink or not a directory.
-func (x *extractor) ensureDir(name string) error {
-	if _, ok := x.dirs[name]; ok {
-		return nil
+	parent, err := x.openDir(parentOf(name))
+	if err != nil {
+		return nil, err
 	}
-	if err := x.ensureDir(parentOf(name)); err != nil {
-		return err
-	}
-	p := x.abs(name)
-	// Mkdir first: in a fresh target it succeeds, which proves a real directory in one syscall.
-	err := os.Mkdir(p, 0o755)
-	if errors.Is(err, fs.ErrExist) {
-		fi, lerr := os.Lstat(p)
-		switch {
-		case lerr != nil:
-			err = lerr
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return fmt.Errorf("%q is a symlink; refusing to write through it: %w", name, engine.ErrBadPath)
-		case !fi.IsDir():
-			return fmt.Errorf("%q exists and is not a directory: %w", name, engine.ErrExists)
-		default:
-			err = nil
+	defer parent.release()
+	base := baseOf(name)
+	if _, known := x.dirs[name]; !known {
+		// Mkdir first: in a fresh target it succeeds, and the open below then finds what it
+		// made; an existing name is checked by that open.
+		if err := parent.d.mkdir(base); err != nil && !isExist(err) {
+			return nil, err
 		}
 	}
+	d, err := parent.d.openDir(base)
 	if err != nil {
-		return err
+		if errors.Is(err, errDirIsSymlink) || errors.Is(err, errDirNotDir) {
+			return nil, fmt.Errorf("%q %w", name, err)
+		}
+		return nil, err
 	}
 	x.dirs[name] = struct{}{}
-	return nil
+	r := &dirRef{d: d, used: x.tick}
+	r.refs.Store(2) // the cache's and the caller's
+	x.open[name] = r
+	if len(x.open) > maxOpenDirs {
+		x.evictDirs()
+	}
+	return r, nil
+}
+
+// evictDirs drops the least recently used half of the cached directories (never the target);
+// a queued file or a caller still holding one keeps it open until done with it.
+func (x *extractor) evictDirs() {
+	uses := make([]uint64, 0, len(x.open))
+	for _, r := range x.open {
+		uses = append(uses, r.used)
+	}
+	slices.Sort(uses)
+	cutoff := uses[len(uses)/2]
+	for name, r := range x.open {
+		if name != "" && r.used < cutoff {
+			delete(x.open, name)
+			r.release()
+		}
+	}
 }
 
 func (x *extractor) dir(e Entry) error {
-	if err := x.ensureDir(e.Name); err != nil {
+	r, err := x.openDir(e.Name)
+	if err != nil {
 		return err
 	}
+	r.release()
 	x.st.Dirs++
 	x.dirMeta = append(x.dirMeta, dirMeta{name: e.Name, mode: e.Mode, mtime: e.ModTime, uid: e.Uid, gid: e.Gid})
 	return nil
@@ -411,31 +513,39 @@ func (x *extractor) dir(e Entry) error {
 // file writes a regular file; Filter admitted its size against the limits.
 func (x *extractor) file(e Entry, r io.Reader) error {
 	name := e.Name
-	if err := x.ensureDir(parentOf(name)); err != nil {
-		return err
-	}
 	if _, ok := x.dirs[name]; ok {
 		return fmt.Errorf("already exists as a directory: %w", engine.ErrExists)
 	}
-	p := x.abs(name)
+	parentName := parentOf(name)
+	parent, err := x.openDir(parentName)
+	if err != nil {
+		return err
+	}
+	base := baseOf(name)
 	mode := e.Mode
 	if e.Size <= smallFile {
 		data, c := x.smallBuf(int(e.Size))
 		if _, err := io.ReadFull(r, data); err != nil {
 			x.release(c)
+			parent.release()
 			return fmt.Errorf("read archive: %w", err)
 		}
 		// The files of a directory go to the same writer, the next directory's to the next
 		// one: threads creating entries in one directory at once wait for each other's lock
 		// (spinning, on a busy machine, for far longer than the creates take).
-		if parent := parentOf(name); parent != x.lastParent {
-			x.lastParent = parent
+		if parentName != x.lastParent {
+			x.flush()
+			x.lastParent = parentName
 			x.queue = (x.queue + 1) % len(x.queues)
 		}
-		x.queues[x.queue] <- fileJob{name: name, path: p, data: data, c: c, mode: mode, mtime: e.ModTime, own: x.ownerOf(e)}
+		x.pending = append(x.pending, fileJob{name: name, dir: parent, base: base, data: data, c: c, mode: mode, mtime: e.ModTime, own: x.ownerOf(e)})
+		if len(x.pending) >= batchFiles {
+			x.flush()
+		}
 		return nil
 	}
-	f, err := createFile(p, mode)
+	defer parent.release()
+	f, err := parent.d.createFile(base, mode)
 	if err != nil {
 		return err
 	}
@@ -458,10 +568,10 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 // errDuplicate is what creating an entry over an existing name gives.
 var errDuplicate = fmt.Errorf("already exists (duplicate entry or existing file): %w", engine.ErrExists)
 
-// writeFile creates p with data, mode, mtime and, unless own is nil, that owner, refusing an
-// existing name (see createFile).
-func writeFile(p string, data []byte, mode fs.FileMode, mtime time.Time, own *owner) error {
-	f, err := createFile(p, mode)
+// writeFile creates the file name of d with data, mode, mtime and, unless own is nil, that
+// owner, refusing an existing name (see outDir.createFile).
+func writeFile(d outDir, name string, data []byte, mode fs.FileMode, mtime time.Time, own *owner) error {
+	f, err := d.createFile(name, mode)
 	if err != nil {
 		return err
 	}
@@ -497,24 +607,12 @@ func (x *extractor) copyTo(f io.Writer, r io.Reader, size int64) error {
 
 // symlink makes a symlink; Filter checked its target.
 func (x *extractor) symlink(e Entry) error {
-	if err := x.ensureDir(parentOf(e.Name)); err != nil {
-		return err
-	}
-	p := x.abs(e.Name)
-	err := os.Symlink(e.Linkname, p)
-	if errors.Is(err, fs.ErrExist) {
-		return errDuplicate
-	}
+	parent, err := x.openDir(parentOf(e.Name))
 	if err != nil {
 		return err
 	}
-	if own := x.ownerOf(e); own != nil {
-		// Lchown: the link just made is what gets the owner, never what it points at.
-		if err := os.Lchown(p, own.uid, own.gid); err != nil {
-			return err
-		}
-	}
-	if err := lchtimes(p, e.ModTime, true); err != nil {
+	defer parent.release()
+	if err := parent.d.symlink(e.Linkname, baseOf(e.Name), x.ownerOf(e), e.ModTime); err != nil {
 		return err
 	}
 	x.st.Symlinks++
@@ -522,24 +620,42 @@ func (x *extractor) symlink(e Entry) error {
 }
 
 // finishDirs applies directory owners, modes and times last: writing a directory's contents
-// changes its mtime, and a read-only mode would block them. The owner goes first, so the mode
-// set after it is the one kept, whatever a chown clears.
+// changes its mtime, and a read-only mode would block them. The deepest go first, so that no
+// directory is closed to its owner before what is below it is done, whatever order the
+// archive named them in; among directories of one depth the later entries go first, as they
+// always have.
 func (x *extractor) finishDirs() error {
+	order := make([]dirMeta, 0, len(x.dirMeta))
 	for i := len(x.dirMeta) - 1; i >= 0; i-- {
-		d := x.dirMeta[i]
-		p := x.abs(d.name)
+		order = append(order, x.dirMeta[i])
+	}
+	slices.SortStableFunc(order, func(a, b dirMeta) int { return depthOf(b.name) - depthOf(a.name) })
+	for _, d := range order {
+		var own *owner
 		if x.owners {
-			// Lchown: should the name have become a symlink, the link is what changes owner.
-			if err := os.Lchown(p, d.uid, d.gid); err != nil {
-				return fmt.Errorf("extract %q: %w", d.name, err)
+			own = &owner{uid: d.uid, gid: d.gid}
+		}
+		var err error
+		if d.name == "" {
+			err = x.root.d.finishDir("", own, d.mode, d.mtime)
+		} else {
+			var parent *dirRef
+			if parent, err = x.openDir(parentOf(d.name)); err == nil {
+				err = parent.d.finishDir(baseOf(d.name), own, d.mode, d.mtime)
+				parent.release()
 			}
 		}
-		if err := os.Chmod(p, d.mode); err != nil {
-			return fmt.Errorf("extract %q: %w", d.name, err)
-		}
-		if err := lchtimes(p, d.mtime, false); err != nil {
+		if err != nil {
 			return fmt.Errorf("extract %q: %w", d.name, err)
 		}
 	}
 	return nil
+}
+
+// depthOf is how many names deep a clean relative name is ("" is the target, depth 0).
+func depthOf(name string) int {
+	if name == "" {
+		return 0
+	}
+	return strings.Count(name, "/") + 1
 }

@@ -86,3 +86,8 @@ func parentOf(name string) string {
 func CheckPrefix(prefix string) error {
 	return engine.CheckKey(strings.Trim(prefix, "/"))
 }
+
+// baseOf returns the last name of a clean relative name.
+func baseOf(name string) string {
+	return name[strings.LastIndexByte(name, '/')+1:]
+}

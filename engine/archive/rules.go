@@ -227,7 +227,9 @@ func Filter(ctx context.Context, r io.Reader, lim Limits, rules Rules, fn func(e
 		return fmt.Errorf("extract: %w", err)
 	}
 	defer dec.Close()
-	err = filter(ctx, dec, lim, rules, fn)
+	ra := newReadAhead(dec)
+	defer ra.stop()
+	err = filter(ctx, ra, lim, rules, fn)
 	if errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		err = fmt.Errorf("extract: the archive needs a zstd window over the limit of %d MiB (sailtui's archives use 1 MiB; recompress without --long or a high level): %w: %w",
 			lim.MaxWindow>>20, engine.ErrBadInput, err)

@@ -294,22 +294,6 @@ type newFile struct {
 	path string
 }
 
-// createFile creates p for writing. O_EXCL refuses an existing name, symlinks included, so
-// nothing is ever written through a symlink at the last component. The mode is given at
-// creation (finish corrects it only where the umask took bits away).
-func createFile(p string, mode fs.FileMode) (newFile, error) {
-	fd, err := retryEINTR(func() (int, error) {
-		return syscall.Open(p, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, uint32(mode))
-	})
-	if err == syscall.EEXIST {
-		return newFile{}, errDuplicate
-	}
-	if err != nil {
-		return newFile{}, &os.PathError{Op: "open", Path: p, Err: err}
-	}
-	return newFile{fd: fd, path: p}, nil
-}
-
 // Write writes all of b.
 func (f newFile) Write(b []byte) (int, error) {
 	done := 0

@@ -174,15 +174,6 @@ func syncDir(dir string) error { return nil }
 // newFile is a file being extracted.
 type newFile struct{ f *os.File }
 
-// createFile creates p for writing, refusing an existing name (symlinks included).
-func createFile(p string, mode fs.FileMode) (newFile, error) {
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return newFile{}, errDuplicate
-	}
-	return newFile{f: f}, err
-}
-
 func (f newFile) Write(b []byte) (int, error) { return f.f.Write(b) }
 
 // finish sets the mode and modification time and closes the file.
