@@ -24,7 +24,7 @@ func (m *model) scheduleClock() tea.Cmd {
 		return nil // a re-render no later than that is on its way
 	}
 	m.live.clockAt = next
-	return m.live.after(next.Sub(m.env.now), clockMsg{})
+	return m.live.after(next.Sub(m.env.now), clockMsg{due: next})
 }
 
 // nextClockChange is the earliest time a clock-derived text of the projects screen changes

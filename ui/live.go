@@ -103,8 +103,9 @@ type (
 	resubscribeMsg  struct{}
 	reloadDueMsg    struct{}
 	refreshTickMsg  struct{ gen int }
-	// clockMsg re-renders what the clock moved on (ages, countdowns); nothing is read.
-	clockMsg struct{}
+	// clockMsg re-renders what the clock moved on (ages, countdowns); nothing is read. due is
+	// when it was scheduled for.
+	clockMsg struct{ due time.Time }
 )
 
 // reload reads what changed since the last read (everything, the first time), or remembers
@@ -343,7 +344,11 @@ func (m *model) updateLive(msg tea.Msg) tea.Cmd {
 		}
 		return tea.Batch(m.refreshPanes(true, nil), m.reload(), m.scheduleRefresh())
 	case clockMsg:
-		m.live.clockAt = time.Time{}
+		// Only the re-render scheduled last frees the way for the next: one that an earlier,
+		// later-due schedule left on its way must not, or two chains would tick for ever.
+		if msg.due.Equal(m.live.clockAt) {
+			m.live.clockAt = time.Time{}
+		}
 	}
 	return nil
 }

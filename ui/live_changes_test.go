@@ -211,3 +211,31 @@ func TestClockChangesAreNeverLate(t *testing.T) {
 		}
 	}
 }
+
+// A redraw scheduled earlier for a later time, still on its way when a sooner one was
+// scheduled, does not start a second chain of redraws when it arrives: only the one scheduled
+// last frees the way for the next (two chains doubled the idle console's renders).
+func TestClockKeepsOneChain(t *testing.T) {
+	h := newHarness(t, newFakeSource(genProjects(3)), Options{}, true).start(120, 24)
+	var scheduled []clockMsg
+	h.m.live.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		if c, ok := msg.(clockMsg); ok {
+			scheduled = append(scheduled, c)
+		}
+		return nil
+	}
+	now := h.m.env.now
+	later, sooner := now.Add(30*time.Second), now.Add(minClock/2) // sooner than any new schedule
+	h.m.live.clockAt = sooner                                     // the sooner one is the one on its way now
+	h.m.Update(clockMsg{due: later})
+	if !h.m.live.clockAt.Equal(sooner) {
+		t.Fatalf("a stale redraw (due %s) cleared the schedule of the one due %s", later.Sub(now), sooner.Sub(now))
+	}
+	if len(scheduled) != 0 {
+		t.Errorf("a stale redraw scheduled %d more", len(scheduled))
+	}
+	h.m.Update(clockMsg{due: sooner})
+	if h.m.live.clockAt.Equal(sooner) {
+		t.Errorf("the redraw scheduled last did not free the way for the next")
+	}
+}
