@@ -446,6 +446,11 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Container) (string, error) {
 	ns := r.Namespace(p)
 	var b strings.Builder
+	if r.keepsLogs() {
+		fmt.Fprintf(&b, "logs: kept across stops and hibernation in %s under %s\n", r.cfg.Logs.Describe(), r.logProjectDir(p))
+	} else {
+		b.WriteString("logs: each pod's own, gone with it (set S3_BUCKET_NAME to keep them across stops and hibernation)\n")
+	}
 	nsObj, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		fmt.Fprintf(&b, "namespace %s: absent (hibernated or not created)\n", ns)

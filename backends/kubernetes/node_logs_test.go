@@ -55,6 +55,9 @@ func TestNodeLogsSurviveHibernation(t *testing.T) {
 		return false
 	})
 
+	if desc, err := eng.Describe(ctx, p.ID); err != nil || !strings.Contains(desc, "logs: kept across stops and hibernation in s3://") {
+		t.Errorf("describe does not say where the logs are kept (%v):\n%s", err, desc)
+	}
 	if _, err := eng.Hibernate(ctx, p.ID); err != nil {
 		t.Fatalf("hibernate: %v", err)
 	}

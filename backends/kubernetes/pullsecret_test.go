@@ -105,7 +105,8 @@ func TestPullSecretCopied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(desc, "image pull secret "+secret) || !strings.Contains(desc, "K8S_COPY_PULL_SECRET_FROM") {
+	if !strings.Contains(desc, "image pull secret "+secret) || !strings.Contains(desc, "K8S_COPY_PULL_SECRET_FROM") ||
+		!strings.Contains(desc, "logs: each pod's own") {
 		t.Errorf("describe of a namespace without the pull secret:\n%s", desc)
 	}
 }
