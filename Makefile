@@ -87,12 +87,18 @@ $(K9S):
 ## so that go test starts it first: it is the longest package by far, and the others fit in the
 ## time it takes.
 test: deps tools lint
+	$(GO) -C $(UV_PATCHED) test -count=1 .
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 25m ./cmd/sailtui/ ./...
+
+# The patched renderer library (its own module, so ./... leaves it out): its test checks the
+# patch against the published code.
+UV_PATCHED := ui/third_party/ultraviolet
 
 ## Quick loops, one per part. test-unit needs no real part beyond the filesystem (SQLite, the
 ## directory store): seconds. It includes the headless run and the metrics of cmd/sailtui, which
 ## are tested without the binary.
 test-unit:
+	$(GO) -C $(UV_PATCHED) test -count=1 .
 	$(GOTEST) ./engine/... ./ui/... ./theme/... ./backends/sqlite/ ./backends/dirstore/ ./backends/internal/... ./cmd/sailtui/internal/...
 test-engine:
 	$(GOTEST) -race ./engine/...

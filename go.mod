@@ -142,3 +142,5 @@ require (
 )
 
 replace charm.land/bubbletea/v2 => ./ui/third_party/bubbletea
+
+replace github.com/charmbracelet/ultraviolet => ./ui/third_party/ultraviolet
