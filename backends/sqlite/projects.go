@@ -3,9 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sailtui/sailtui/backends/internal/sqlstore"
@@ -147,26 +151,106 @@ func mustAffect(res sql.Result, err error, miss error) error {
 // cursor; cursor 0 reads every live project. The next cursor is the largest number read:
 // SQLite hands numbers out in commit order, so nothing below it can still appear.
 func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (engine.ProjectChanges, error) {
-	out := engine.ProjectChanges{Cursor: cursor}
-	var rows *sql.Rows
-	var err error
 	if cursor == 0 {
-		// A whole fleet: size the answer once rather than grow it a row at a time (a hint
-		// only; the count may be off by what changes meanwhile). Then every live project, in
-		// no particular order: a plain scan of the table, not a walk of the change index
-		// (which would cost a lookup per row).
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM projects WHERE status <> 'deleted'`).Scan(&n); err != nil {
-			return engine.ProjectChanges{}, fmt.Errorf("count projects: %w", err)
-		}
-		out.Projects = make([]engine.Project, 0, n)
-		rows, err = s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects WHERE status <> 'deleted'`)
-	} else {
-		var st *sql.Stmt
-		if st, err = s.changedStmt(ctx); err == nil {
-			rows, err = st.QueryContext(ctx, cursor)
-		}
+		return s.listLive(ctx)
 	}
+	out := engine.ProjectChanges{Cursor: cursor}
+	st, err := s.changedStmt(ctx)
+	var rows *sql.Rows
+	if err == nil {
+		rows, err = st.QueryContext(ctx, cursor)
+	}
+	if err = scanChanges(rows, err, &out); err != nil {
+		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
+	}
+	return out, nil
+}
+
+// The whole list is read in parts, side by side on connections of their own, one per
+// listPartRows projects and at most listParts: a row costs a call into SQLite per column, and
+// one connection reads on one core (at 100k projects that was most of the console's time to
+// its first list). Variables so that a test can read a small table in parts.
+var (
+	listPartRows = 8192
+	listParts    = min(runtime.GOMAXPROCS(0), 4)
+	// listPartStarting, when set, runs before a part's query: a test holds one part back so
+	// that the parts read snapshots far apart.
+	listPartStarting func(part int)
+)
+
+// listLive reads every live project: a plain scan of the table in rowid ranges, not a walk
+// of the change index (which would cost a lookup per row).
+func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
+	fail := func(err error) (engine.ProjectChanges, error) {
+		return engine.ProjectChanges{}, fmt.Errorf("list projects: %w", err)
+	}
+	// Sizes the answer once rather than growing it a row at a time: a hint only (deleted
+	// projects are counted, and writes go on), but without a WHERE SQLite counts the table's
+	// pages, not its rows.
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM projects`).Scan(&n); err != nil {
+		return fail(fmt.Errorf("count: %w", err))
+	}
+	parts := min(max(n/listPartRows, 1), listParts)
+	if parts == 1 {
+		out := engine.ProjectChanges{Projects: make([]engine.Project, 0, n)}
+		rows, err := s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects WHERE status <> 'deleted'`)
+		if err := scanChanges(rows, err, &out); err != nil {
+			return fail(err)
+		}
+		return out, nil
+	}
+	// The parts are statements of their own, each reading its own snapshot of the table. The
+	// cursor is therefore the newest change number before any of them started: every change
+	// up to it is in every part's snapshot, and whatever a part saw after it is read again by
+	// the next incremental read, which is harmless.
+	var before, lo, hi int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(change_seq), 0) FROM projects`).Scan(&before); err != nil {
+		return fail(fmt.Errorf("newest change: %w", err))
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MIN(rowid), 0) FROM projects`).Scan(&lo); err != nil {
+		return fail(fmt.Errorf("first row: %w", err))
+	}
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM projects`).Scan(&hi); err != nil {
+		return fail(fmt.Errorf("last row: %w", err))
+	}
+	got := make([]engine.ProjectChanges, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		// The last part is open-ended: it takes the rows inserted since hi was read.
+		from, to := lo+(hi-lo+1)*int64(i)/int64(parts), int64(math.MaxInt64)
+		if i < parts-1 {
+			to = lo + (hi-lo+1)*int64(i+1)/int64(parts)
+		}
+		wg.Go(func() {
+			if listPartStarting != nil {
+				listPartStarting(i)
+			}
+			got[i].Projects = make([]engine.Project, 0, n/parts+n/16)
+			rows, err := s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects
+				WHERE status <> 'deleted' AND rowid >= ? AND rowid < ?`, from, to)
+			errs[i] = scanChanges(rows, err, &got[i])
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fail(err)
+	}
+	total := 0
+	for _, g := range got {
+		total += len(g.Projects)
+	}
+	out := engine.ProjectChanges{Cursor: before, Projects: make([]engine.Project, 0, total)}
+	for _, g := range got {
+		out.Projects = append(out.Projects, g.Projects...)
+	}
+	return out, nil
+}
+
+// scanChanges appends the projects of rows (projectCols and change_seq) to out, moving its
+// cursor to the largest change number read; err is the query's error.
+func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	_, err = collect(rows, err, func(sc scanner) (struct{}, error) {
 		p, seq, err := scanProjectSeq(sc)
 		if err != nil {
@@ -176,10 +260,7 @@ func (s *Store) ListProjectsChangedSince(ctx context.Context, cursor int64) (eng
 		out.Cursor = max(out.Cursor, seq)
 		return struct{}{}, nil
 	})
-	if err != nil {
-		return engine.ProjectChanges{}, fmt.Errorf("list projects changed since %d: %w", cursor, err)
-	}
-	return out, nil
+	return err
 }
 
 // changedStmt prepares the incremental read once.

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/schema"
@@ -26,6 +27,21 @@ func openAt(t *testing.T, path string) *Store {
 }
 
 func TestContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) engine.Store { return openTemp(t) })
+}
+
+// TestContractListInParts runs the contract with the whole list read in three parts from a
+// few projects on (a fleet of thousands, on a machine of at least three cores), the first
+// part held back so that the parts' snapshots lie apart while writers run.
+func TestContractListInParts(t *testing.T) {
+	rows, parts, starting := listPartRows, listParts, listPartStarting
+	listPartRows, listParts = 2, 3
+	listPartStarting = func(part int) {
+		if part == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	t.Cleanup(func() { listPartRows, listParts, listPartStarting = rows, parts, starting })
 	storetest.Run(t, func(t *testing.T) engine.Store { return openTemp(t) })
 }
 

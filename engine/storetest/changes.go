@@ -14,6 +14,7 @@ var changeTests = []test{
 	{"ChangedSinceFirstReadIsLiveList", testChangedSinceFirstRead},
 	{"ChangedSinceSeesEveryWrite", testChangedSinceSeesEveryWrite},
 	{"ChangedSinceConvergesUnderWrites", testChangedSinceConverges},
+	{"ChangedSinceFirstReadUnderWrites", testChangedSinceFirstReadUnderWrites},
 }
 
 // changes reads what changed since cursor, by id.
@@ -158,6 +159,62 @@ func testChangedSinceConverges(t *testing.T, s engine.Store) {
 	for _, p := range want {
 		if !sameTime(view[p.ID].LastActivity, p.LastActivity) {
 			t.Errorf("%s: the reader has activity %s, the store %s: a write was missed", p.Slug, view[p.ID].LastActivity, p.LastActivity)
+		}
+	}
+}
+
+// The first read itself races writers (a console starting while a sweep runs): whatever it
+// missed, the incremental reads from its cursor bring in. A store that reads its list in
+// parts, each from a snapshot of its own, must hand out a cursor every part has seen.
+func testChangedSinceFirstReadUnderWrites(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	const projects, writers, writes = 40, 4, 30
+	ps := make([]engine.Project, projects)
+	for i := range ps {
+		ps[i] = createActive(t, s, fmt.Sprintf("p%02d", i), t0)
+	}
+	at := time.Duration(0)
+	for round := range 4 {
+		var wg sync.WaitGroup
+		errs := make([]error, writers)
+		for w := range writers {
+			base := at + time.Duration(w*writes)*time.Second
+			wg.Go(func() {
+				for j := range writes {
+					p := ps[(w*7+j*3)%projects]
+					errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, t0.Add(base+time.Duration(j+1)*time.Second)))
+				}
+			})
+		}
+		at += time.Duration(writers*writes+1) * time.Second
+		view, cursor := changes(t, s, 0)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		for reading := true; reading; {
+			select {
+			case <-done:
+				reading = false
+			default:
+			}
+			var got map[string]engine.Project
+			got, cursor = changes(t, s, cursor)
+			for id, p := range got {
+				view[id] = p
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("Touch: %v", err)
+		}
+		got, _ := changes(t, s, cursor)
+		for id, p := range got {
+			view[id] = p
+		}
+		for _, p := range ps {
+			want := get(t, s, p.ID)
+			if !sameTime(view[p.ID].LastActivity, want.LastActivity) {
+				t.Fatalf("round %d, %s: the reader has activity %s, the store %s: a write the first read missed was never read",
+					round, p.Slug, view[p.ID].LastActivity, want.LastActivity)
+			}
 		}
 	}
 }
