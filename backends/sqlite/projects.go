@@ -214,20 +214,39 @@ func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
 	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM projects`).Scan(&hi); err != nil {
 		return fail(fmt.Errorf("last row: %w", err))
 	}
+	// The parts scan into one array, each from its place in it: with rowids dense (no
+	// projects removed, none deleted) they end up side by side and nothing is copied; else
+	// each is moved down after the one before. A fleet is a lot of memory to copy, and on a
+	// VM every page first touched is a fault. The last part, open-ended, has room for a few
+	// projects added meanwhile and grows elsewhere past that. Rowids far sparser than the
+	// count (a table emptied and refilled) get a slice per part instead.
+	span := hi - lo + 1
+	var all []engine.Project
+	if span <= 2*int64(n)+1024 {
+		all = make([]engine.Project, 0, span+int64(n/16)+16)
+	}
 	got := make([]engine.ProjectChanges, parts)
 	errs := make([]error, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
 		// The last part is open-ended: it takes the rows inserted since hi was read.
-		from, to := lo+(hi-lo+1)*int64(i)/int64(parts), int64(math.MaxInt64)
+		from, to := lo+span*int64(i)/int64(parts), int64(math.MaxInt64)
 		if i < parts-1 {
-			to = lo + (hi-lo+1)*int64(i+1)/int64(parts)
+			to = lo + span*int64(i+1)/int64(parts)
+		}
+		if all != nil {
+			end := int64(cap(all))
+			if i < parts-1 {
+				end = to - lo
+			}
+			got[i].Projects = all[from-lo : from-lo : end]
+		} else {
+			got[i].Projects = make([]engine.Project, 0, n/parts+n/16)
 		}
 		wg.Go(func() {
 			if listPartStarting != nil {
 				listPartStarting(i)
 			}
-			got[i].Projects = make([]engine.Project, 0, n/parts+n/16)
 			rows, err := s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects
 				WHERE status <> 'deleted' AND rowid >= ? AND rowid < ?`, from, to)
 			errs[i] = scanChanges(rows, err, &got[i])
@@ -237,12 +256,19 @@ func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
 	if err := errors.Join(errs...); err != nil {
 		return fail(err)
 	}
-	total := 0
-	for _, g := range got {
-		total += len(g.Projects)
+	out := engine.ProjectChanges{Cursor: before, Projects: all}
+	if all == nil {
+		total := 0
+		for _, g := range got {
+			total += len(g.Projects)
+		}
+		out.Projects = make([]engine.Project, 0, total)
 	}
-	out := engine.ProjectChanges{Cursor: before, Projects: make([]engine.Project, 0, total)}
 	for _, g := range got {
+		if k := len(out.Projects); len(g.Projects) > 0 && k < cap(all) && &g.Projects[0] == &all[:k+1][k] {
+			out.Projects = out.Projects[:k+len(g.Projects)] // already in place
+			continue
+		}
 		out.Projects = append(out.Projects, g.Projects...)
 	}
 	return out, nil
