@@ -31,6 +31,25 @@ func changes(t *testing.T, s engine.Store, cursor int64) (map[string]engine.Proj
 	return out, ch.Cursor
 }
 
+// readWhileWriting reads what changed from cursor again and again until writers are done,
+// handing each read to merge, and returns the cursor after the last read.
+func readWhileWriting(t *testing.T, s engine.Store, writers *sync.WaitGroup, cursor int64, merge func(map[string]engine.Project)) int64 {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { writers.Wait(); close(done) }()
+	for reading := true; reading; {
+		select {
+		case <-done:
+			reading = false
+		default:
+		}
+		var got map[string]engine.Project
+		got, cursor = changes(t, s, cursor)
+		merge(got)
+	}
+	return cursor
+}
+
 // Cursor 0 is the list the console starts from: every live project, no deleted one.
 func testChangedSinceFirstRead(t *testing.T, s engine.Store) {
 	a := createActive(t, s, "a", t0)
@@ -127,23 +146,7 @@ func testChangedSinceConverges(t *testing.T, s engine.Store) {
 			}
 		}()
 	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	for reading := true; reading; {
-		select {
-		case <-done:
-			reading = false
-		default:
-		}
-		ch, err := s.ListProjectsChangedSince(ctx, cursor)
-		if err != nil {
-			t.Fatalf("ListProjectsChangedSince(%d) during writes: %v", cursor, err)
-		}
-		for _, p := range ch.Projects {
-			merge(map[string]engine.Project{p.ID: p})
-		}
-		cursor = ch.Cursor
-	}
+	cursor = readWhileWriting(t, s, &wg, cursor, merge)
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("Touch: %v", err)
 	}
@@ -188,20 +191,11 @@ func testChangedSinceFirstReadUnderWrites(t *testing.T, s engine.Store) {
 		}
 		at += time.Duration(writers*writes+1) * time.Second
 		view, cursor := changes(t, s, 0)
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		for reading := true; reading; {
-			select {
-			case <-done:
-				reading = false
-			default:
-			}
-			var got map[string]engine.Project
-			got, cursor = changes(t, s, cursor)
+		cursor = readWhileWriting(t, s, &wg, cursor, func(got map[string]engine.Project) {
 			for id, p := range got {
 				view[id] = p
 			}
-		}
+		})
 		if err := errors.Join(errs...); err != nil {
 			t.Fatalf("Touch: %v", err)
 		}
