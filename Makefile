@@ -88,7 +88,7 @@ $(K9S):
 ## time it takes.
 test: deps tools lint
 	$(GO) -C $(UV_PATCHED) test -count=1 .
-	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 25m ./cmd/sailtui/ ./...
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 50m ./cmd/sailtui/ ./...
 
 # The patched renderer library (its own module, so ./... leaves it out): its test checks the
 # patch against the published code.
