@@ -77,13 +77,9 @@ func (e *Engine) stale(p Project) bool {
 // winds down, and only stop ends them.
 func (e *Engine) heartbeat(ctx context.Context, projectID, opID string) (stop func()) {
 	ctx = context.WithoutCancel(ctx)
-	every := max(e.cfg.OpTimeout/4, time.Second)
-	return periodic.Every(every, func() {
+	return periodic.Every(ctx, max(e.cfg.OpTimeout/4, time.Second), func(bctx context.Context) {
 		// A failed heartbeat is not fatal here: the operation's own store writes will notice a
-		// lost hold (ErrConflict) and stop. Bounded, since stop waits for a beat in flight and
-		// a store that hangs (a database gone mid-operation) must not hold the operation's end.
-		bctx, cancel := context.WithTimeout(ctx, every)
-		defer cancel()
+		// lost hold (ErrConflict) and stop.
 		_ = e.store.Heartbeat(bctx, projectID, opID, e.now())
 	})
 }

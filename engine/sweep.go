@@ -405,11 +405,7 @@ func (e *Engine) sweepLock(ctx context.Context, name string) (release func(), he
 	// when the sweep's ctx is cancelled (SIGTERM, --deadline): a lock left to expire would cost
 	// the next runs their turn.
 	bg := context.WithoutCancel(ctx)
-	stopRenew := periodic.Every(ttl/3, func() {
-		// Bounded: the stop below waits for a renewal in flight, and a store that hangs must
-		// not hold the sweep's end.
-		rctx, cancel := context.WithTimeout(bg, ttl/3)
-		defer cancel()
+	stopRenew := periodic.Every(bg, ttl/3, func(rctx context.Context) {
 		_, _ = e.store.TryLock(rctx, name, e.cfg.Owner, e.now(), ttl)
 	})
 	return func() {

@@ -266,7 +266,7 @@ const flushInterval = 100 * time.Millisecond
 // writeback then overlaps with the extraction. stop waits for a sync in progress. Errors are
 // ignored: the final syncFS, which Restore relies on, reports them.
 func startFlusher(dir string) (stop func()) {
-	return periodic.Every(flushInterval, func() { _ = syncFS(dir) })
+	return periodic.Every(context.Background(), flushInterval, func(context.Context) { _ = syncFS(dir) })
 }
 
 // swapIn puts the restored tree tmp at dir. Where the kernel can exchange two paths atomically

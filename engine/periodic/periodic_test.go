@@ -1,6 +1,8 @@
 package periodic
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,7 +13,7 @@ import (
 func TestEvery(t *testing.T) {
 	var calls atomic.Int32
 	running := make(chan struct{}, 1)
-	stop := Every(time.Millisecond, func() {
+	stop := Every(t.Context(), time.Millisecond, func(context.Context) {
 		if calls.Add(1) == 3 {
 			running <- struct{}{}
 			time.Sleep(50 * time.Millisecond) // stop arrives during this call
@@ -28,4 +30,24 @@ func TestEvery(t *testing.T) {
 		t.Errorf("%d calls after stop returned, %d when it did", got, n)
 	}
 	stop() // a second stop is harmless
+}
+
+// A call that hangs is bounded: its ctx ends after the interval, and at once when stop comes,
+// so neither the next call nor stop waits for a store that went away.
+func TestEveryBoundsAHungCall(t *testing.T) {
+	started, ended := make(chan struct{}, 8), make(chan error, 8)
+	stop := Every(t.Context(), 30*time.Millisecond, func(ctx context.Context) {
+		started <- struct{}{}
+		<-ctx.Done()
+		ended <- ctx.Err()
+	})
+	<-started
+	if err := <-ended; !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a hung call ended with %v, want its interval's deadline", err)
+	}
+	<-started // the next call is hung now
+	stop()
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the call in flight at stop ended with %v, want it cancelled", err)
+	}
 }

@@ -31,6 +31,16 @@ func changes(t *testing.T, s engine.Store, cursor int64) (map[string]engine.Proj
 	return out, ch.Cursor
 }
 
+// createFleet makes n live projects, p00, p01, ..., last active at t0.
+func createFleet(t *testing.T, s engine.Store, n int) []engine.Project {
+	t.Helper()
+	ps := make([]engine.Project, n)
+	for i := range ps {
+		ps[i] = createActive(t, s, fmt.Sprintf("p%02d", i), t0)
+	}
+	return ps
+}
+
 // readWhileWriting reads what changed from cursor again and again until writers are done,
 // handing each read to merge, and returns the cursor after the last read.
 func readWhileWriting(t *testing.T, s engine.Store, writers *sync.WaitGroup, cursor int64, merge func(map[string]engine.Project)) int64 {
@@ -117,10 +127,7 @@ func testChangedSinceSeesEveryWrite(t *testing.T, s engine.Store) {
 func testChangedSinceConverges(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	const projects, writers, writes = 20, 6, 25
-	ps := make([]engine.Project, projects)
-	for i := range ps {
-		ps[i] = createActive(t, s, fmt.Sprintf("p%02d", i), t0)
-	}
+	ps := createFleet(t, s, projects)
 	view := map[string]engine.Project{}
 	merge := func(got map[string]engine.Project) {
 		for id, p := range got {
@@ -172,10 +179,7 @@ func testChangedSinceConverges(t *testing.T, s engine.Store) {
 func testChangedSinceFirstReadUnderWrites(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	const projects, writers, writes = 40, 4, 30
-	ps := make([]engine.Project, projects)
-	for i := range ps {
-		ps[i] = createActive(t, s, fmt.Sprintf("p%02d", i), t0)
-	}
+	ps := createFleet(t, s, projects)
 	at := time.Duration(0)
 	for round := range 4 {
 		var wg sync.WaitGroup
