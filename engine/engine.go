@@ -170,6 +170,17 @@ func (e *Engine) EventsShared() bool {
 	return !local
 }
 
+// WatchStoreWrites tells of writes to the store by any process, where the store can
+// (engine.WriteWatcher); errors.ErrUnsupported where it cannot, and the caller reads the
+// store on a timer instead.
+func (e *Engine) WatchStoreWrites(ctx context.Context) (<-chan struct{}, error) {
+	w, ok := e.store.(WriteWatcher)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return w.WatchWrites(ctx)
+}
+
 // Subscribe delivers status events (this process's and, with a shared notifier, every
 // engine's on the store) until ctx ends.
 func (e *Engine) Subscribe(ctx context.Context) (<-chan Event, error) {

@@ -333,6 +333,16 @@ type Leftovers struct {
 	Bytes int64 `json:"bytes"`
 }
 
+// WriteWatcher is offered by stores that can tell when any process wrote to them without
+// being read (SQLite: the kernel's notice of a write to its files). A console waits on it
+// instead of reading the store on a timer, so it does no work while nothing changes.
+type WriteWatcher interface {
+	// WatchWrites sends after writes, coalesced: one send may stand for many writes, and a
+	// send may come for a write that changed nothing a reader sees. The channel closes when
+	// ctx ends or the watch stops working; the reader then has to go back to asking.
+	WatchWrites(ctx context.Context) (<-chan struct{}, error)
+}
+
 // Notifier carries status events between engines (processes) sharing a store.
 type Notifier interface {
 	Publish(ctx context.Context, e Event) error

@@ -36,10 +36,16 @@ type header struct {
 	// checked is when the watcher last found the store unchanged (Unix nanoseconds; nil or
 	// 0: never): the list is as fresh as that.
 	checked *atomic.Int64
+	// current is true while the watcher waits on the store's notices of writes, having read
+	// it since the last: the list is current now.
+	current *atomic.Bool
 }
 
 // refreshed is when the list was last known to be current.
 func (h *header) refreshed() time.Time {
+	if h.current != nil && h.current.Load() {
+		return h.env.now
+	}
 	t := h.loadedAt
 	if h.checked != nil {
 		if ns := h.checked.Load(); ns != 0 {

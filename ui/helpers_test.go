@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -32,6 +33,8 @@ type fakeSource struct {
 	cursor int64
 	subErr error
 	events chan engine.Event
+	// writes, when set, is what WatchStoreWrites gives (nil: the store cannot tell of writes).
+	writes chan struct{}
 
 	listCalls      atomic.Int64
 	containerCalls atomic.Int64
@@ -148,6 +151,13 @@ func (f *fakeSource) Subscribe(context.Context) (<-chan engine.Event, error) {
 func (f *fakeSource) IdleTimeout() time.Duration { return 30 * time.Minute }
 
 func (f *fakeSource) EventsShared() bool { return false }
+
+func (f *fakeSource) WatchStoreWrites(context.Context) (<-chan struct{}, error) {
+	if f.writes == nil {
+		return nil, errors.ErrUnsupported
+	}
+	return f.writes, nil
+}
 
 func (f *fakeSource) Now() time.Time {
 	f.mu.Lock()

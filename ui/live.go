@@ -16,9 +16,10 @@ const (
 	// reloadInterval coalesces bursts of events (a sweep hibernating hundreds of projects) into
 	// at most a few incremental reads a second.
 	reloadInterval = 250 * time.Millisecond
-	// watchInterval is how often the watcher asks the store for what no event told: another
-	// process's writes on an in-process bus (SQLite), activity. It is an indexed read that
-	// finds nothing while nothing changes, off the UI loop: the console renders nothing for it.
+	// watchInterval is how often, at most, the watcher asks the store for what no event told:
+	// another process's writes on an in-process bus (SQLite), activity. It is an indexed read
+	// off the UI loop: the console renders nothing for it. Where the store tells of writes
+	// (engine.WriteWatcher) the watcher reads only after one; elsewhere it reads at this pace.
 	watchInterval = 500 * time.Millisecond
 	// sharedWatchInterval is the watcher's pace when events reach every process (Postgres):
 	// then it only catches what no event carries (activity), as the old 5 s reload did.
@@ -62,6 +63,13 @@ type liveState struct {
 	// checked is when the watcher last found the store unchanged (Unix nanoseconds), shared
 	// with its goroutine; the header's "refreshed" age counts from it.
 	checked *atomic.Int64
+	// writes tells of writes to the store by any process (nil: the store cannot tell, or has
+	// not said yet); the watcher then reads only after one. It outlives the watchers: each
+	// takes it over from the one before.
+	writes <-chan struct{}
+	// current is true while the watcher waits on writes, having read the store since the
+	// last one: the list is current whatever the time since that read (the header says so).
+	current *atomic.Bool
 	// refreshGen tells the current safety resync tick from one made stale by a pane change.
 	refreshGen int
 	refreshAt  time.Time
@@ -97,6 +105,11 @@ type (
 	// watchedMsg is the watcher's news: the store changed (or could not be read).
 	watchedMsg struct {
 		gen int
+		err error
+	}
+	// writesMsg brings the store's notices of writes (WatchStoreWrites), or why there are none.
+	writesMsg struct {
+		ch  <-chan struct{}
 		err error
 	}
 	eventsClosedMsg struct{}
@@ -155,6 +168,12 @@ func (m *model) paneChanged() tea.Cmd {
 }
 
 // watch starts the watcher from the current cursor, stopping the one before.
+//
+// With notices of writes (m.live.writes) it reads once, watchInterval after it starts, and
+// then only after a write, at most once a watchInterval: while nothing is written it does
+// not run at all. The first read is unconditional because a notice may have gone to the
+// watcher this one replaces, which was stopped before it could tell. Without notices it reads
+// every watchInterval.
 func (m *model) watch() tea.Cmd {
 	if m.live.stopWatch != nil {
 		m.live.stopWatch()
@@ -167,12 +186,14 @@ func (m *model) watch() tea.Cmd {
 	m.live.stopWatch = stop
 	m.live.watchGen++
 	gen, every, src, cursor, known, checked := m.live.watchGen, m.live.watchEvery, m.env.src, m.live.cursor, m.live.lastRead, m.live.checked
+	writes, current := m.live.writes, m.live.current
 	return func() tea.Msg {
+		defer current.Store(false)
 		seen := make(map[string]engine.Project, len(known))
 		for _, p := range known {
 			seen[p.ID] = p
 		}
-		t := time.NewTicker(every)
+		t := time.NewTimer(every)
 		defer t.Stop()
 		for {
 			select {
@@ -180,6 +201,7 @@ func (m *model) watch() tea.Cmd {
 				return nil
 			case <-t.C:
 			}
+			read := time.Now()
 			rctx, cancel := context.WithTimeout(ctx, loadTimeout)
 			ch, err := src.ProjectsChangedSince(rctx, cursor)
 			cancel()
@@ -195,7 +217,32 @@ func (m *model) watch() tea.Cmd {
 				}
 			}
 			checked.Store(time.Now().UnixNano())
+			if writes != nil {
+				current.Store(true)
+				select {
+				case <-ctx.Done():
+					return nil
+				case _, ok := <-writes:
+					if !ok {
+						writes = nil // the notices stopped: read on the clock from now on
+					}
+				}
+				current.Store(false)
+			}
+			t.Reset(max(time.Until(read.Add(every)), 0))
 		}
+	}
+}
+
+// watchWrites asks the store to tell of writes (once: the notices outlive the watchers).
+func (m *model) watchWrites() tea.Cmd {
+	if m.live.watchEvery <= 0 {
+		return nil
+	}
+	ctx, src := m.env.ctx, m.env.src
+	return func() tea.Msg {
+		ch, err := src.WatchStoreWrites(ctx)
+		return writesMsg{ch: ch, err: err}
 	}
 }
 
@@ -327,6 +374,16 @@ func (m *model) updateLive(msg tea.Msg) tea.Cmd {
 		changed := m.live.changed
 		m.live.changed = nil
 		return tea.Batch(m.refreshPanes(false, changed), m.reload())
+	case writesMsg:
+		if msg.err != nil {
+			// The watcher goes on reading on the clock: the list stays current, at the cost
+			// of a read twice a second, so nothing on screen is wrong and nothing is shown
+			// (no store tells of writes but SQLite; no inotify instance left, say).
+			return nil
+		}
+		m.live.writes = msg.ch
+		// The running watcher ticks; one that waits on the notices replaces it.
+		return m.watch()
 	case watchedMsg:
 		if msg.gen != m.live.watchGen {
 			return nil // from a watcher a load has replaced

@@ -239,3 +239,76 @@ func TestClockKeepsOneChain(t *testing.T) {
 		t.Errorf("the redraw scheduled last did not free the way for the next")
 	}
 }
+
+// Where the store tells of writes, the watcher reads once and then only after a write: an
+// idle console does no work. The header says the list is current all the while.
+func TestWatcherWaitsForWrites(t *testing.T) {
+	ps := genProjects(3)
+	src := newFakeSource(ps)
+	src.writes = make(chan struct{}, 1)
+	h := newHarness(t, src, Options{}, true).start(120, 24)
+	h.wait = 200 * time.Millisecond // the watcher each load starts blocks
+	h.send(reloadDueMsg{})
+	h.m.live.watchEvery = 10 * time.Millisecond
+	h.send(writesMsg{ch: src.writes})
+	if h.m.live.writes == nil {
+		t.Fatal("the console did not take the store's notices of writes")
+	}
+	got := make(chan tea.Msg, 1)
+	cmd := h.m.watch()
+	go func() { got <- cmd() }()
+
+	before := src.listCalls.Load()
+	select {
+	case msg := <-got:
+		t.Fatalf("the watcher spoke (%#v) though nothing changed", msg)
+	case <-time.After(200 * time.Millisecond):
+	}
+	// One read, the unconditional first, in 200 ms at a 10 ms pace: then it waited.
+	if n := src.listCalls.Load() - before; n != 1 {
+		t.Errorf("with no write the watcher read the store %d times in 200 ms, want 1", n)
+	}
+	if !h.m.live.current.Load() {
+		t.Error("the watcher waits on the notices, but the list is not marked current")
+	}
+	h.m.env.now = h.m.env.now.Add(time.Hour)
+	if hdr := lineWith(h.plainView(), "refreshed"); !strings.Contains(hdr, "refreshed just now") {
+		t.Errorf("while the watcher waits on notices the header reads %q, want refreshed just now", hdr)
+	}
+
+	// A write that changes nothing the list shows: one read, then it waits again.
+	before = src.listCalls.Load()
+	src.writes <- struct{}{}
+	time.Sleep(100 * time.Millisecond)
+	if n := src.listCalls.Load() - before; n != 1 {
+		t.Errorf("one write that changed nothing: %d reads, want 1", n)
+	}
+
+	src.setStatus(ps[2].ID, engine.StatusHibernated)
+	select {
+	case msg := <-got:
+		t.Fatalf("the watcher spoke (%#v) before it was told of the write", msg)
+	case <-time.After(100 * time.Millisecond):
+	}
+	src.writes <- struct{}{}
+	select {
+	case msg := <-got:
+		h.send(msg)
+	case <-time.After(time.Second):
+		t.Fatal("the watcher did not see a change within a second of the notice")
+	}
+	if row := lineWith(h.plainView(), ps[2].Slug); !strings.Contains(row, "hibernated") {
+		t.Errorf("after the watcher's news %s reads %q", ps[2].Slug, row)
+	}
+
+	// When the notices stop, the watcher goes back to reading on the clock.
+	close(src.writes)
+	cmd = h.m.watch()
+	go func() { got <- cmd() }()
+	before = src.listCalls.Load()
+	time.Sleep(200 * time.Millisecond)
+	if n := src.listCalls.Load() - before; n < 5 {
+		t.Errorf("after the notices stopped the watcher read %d times in 200 ms at 10 ms, want several", n)
+	}
+	h.m.live.stopWatch()
+}

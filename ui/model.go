@@ -72,7 +72,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		projects: pp,
 		stack:    []pane{pp},
 		cmd:      newCmdline(e),
-		live:     liveState{after: tick, watchEvery: watchInterval, checked: new(atomic.Int64)},
+		live:     liveState{after: tick, watchEvery: watchInterval, checked: new(atomic.Int64), current: new(atomic.Bool)},
 		sweep:    sweepSeen{since: e.now},
 
 		lastContainer: map[string]string{},
@@ -80,7 +80,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 	if src.EventsShared() {
 		m.live.watchEvery = sharedWatchInterval
 	}
-	m.header.checked = m.live.checked
+	m.header.checked, m.header.current = m.live.checked, m.live.current
 	m.cmd.slugs = pp.slugsWithPrefix
 	m.cmd.containers = m.containerNames
 	e.after = func(d time.Duration, msg tea.Msg) tea.Cmd { return m.live.after(d, msg) }
@@ -90,7 +90,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 func (m *model) top() pane { return m.stack[len(m.stack)-1] }
 
 func (m *model) Init() tea.Cmd {
-	return tea.Batch(m.reload(), m.subscribe(), m.scheduleRefresh())
+	return tea.Batch(m.reload(), m.subscribe(), m.scheduleRefresh(), m.watchWrites())
 }
 
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {

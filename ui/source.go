@@ -31,6 +31,9 @@ type source interface {
 	Subscribe(ctx context.Context) (<-chan engine.Event, error)
 	// EventsShared is true when Subscribe hears every process on the store, not only this one.
 	EventsShared() bool
+	// WatchStoreWrites tells of writes to the store by any process
+	// (engine.Engine.WatchStoreWrites); errors.ErrUnsupported where the store cannot.
+	WatchStoreWrites(ctx context.Context) (<-chan struct{}, error)
 	IdleTimeout() time.Duration
 	Now() time.Time
 

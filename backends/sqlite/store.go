@@ -57,6 +57,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, err)
 	}
+	keepConns(db)
 	s := &Store{db: db, path: path, writeSem: make(chan struct{}, 1)}
 	if err := s.init(ctx); err != nil {
 		_ = db.Close()
@@ -85,6 +86,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
 	}
+	keepConns(db)
 	s := &Store{db: db, path: path, writeSem: make(chan struct{}, 1)}
 	ms, err := schema.Load(migrationFiles, "migrations")
 	if err == nil {
@@ -99,6 +101,15 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	}
 	return s, nil
 }
+
+// idleConns is how many connections the pool keeps open between uses: as many as a console
+// uses at once (its usage reads run 8 side by side). database/sql keeps 2 by default, so every
+// burst wider than that opened connections and closed them again, and opening one is costly
+// here (its schema is parsed again on first use): that churn was most of what an idle
+// console's 30 s resync cost. An idle connection holds only the pages it has read.
+const idleConns = 8
+
+func keepConns(db *sql.DB) { db.SetMaxIdleConns(idleConns) }
 
 // buildDSN sets, on every pooled connection: BEGIN IMMEDIATE for write transactions (a deferred
 // transaction that later upgrades to a write lock can fail with SQLITE_BUSY instead of waiting),

@@ -126,6 +126,30 @@ func TestConnectionSettings(t *testing.T) {
 	}
 }
 
+// A burst of reads as wide as a console's keeps its connections for the next one: opening a
+// connection again each time was most of an idle console's periodic cost.
+func TestConnectionsKeptBetweenBursts(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ctx := t.Context()
+	for burst := range 2 {
+		conns := make([]interface{ Close() error }, idleConns)
+		for i := range conns {
+			c, err := s.db.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns[i] = c
+		}
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		if st := s.db.Stats(); st.MaxIdleClosed != 0 || st.Idle != idleConns {
+			t.Errorf("after burst %d of %d: %d connections closed for too many idle, %d idle, want 0 and %d", burst, idleConns, st.MaxIdleClosed, st.Idle, idleConns)
+		}
+	}
+}
+
 // The sweep's queries must not scan the whole projects table.
 func TestSweepQueriesUseIndexes(t *testing.T) {
 	s := openTemp(t)
