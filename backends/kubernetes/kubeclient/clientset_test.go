@@ -12,6 +12,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -108,6 +109,8 @@ func TestPodsRoundTrip(t *testing.T) {
 			writeJSON(t, w, http.StatusCreated, in)
 		case r.method == http.MethodPatch && r.path == "/api/v1/namespaces/ns1/pods/p1":
 			writeJSON(t, w, http.StatusOK, pod("p1", "11"))
+		case r.method == http.MethodDelete && (r.path == "/api/v1/namespaces/ns1/pods/p1" || r.path == "/api/v1/namespaces/ns1/pods"):
+			writeJSON(t, w, http.StatusOK, &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"}, Status: metav1.StatusSuccess})
 		case r.path == "/api/v1/namespaces/ns1/pods/gone":
 			writeJSON(t, w, http.StatusNotFound, &metav1.Status{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Status"},
 				Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound, Message: `pods "gone" not found`})
@@ -163,9 +166,36 @@ func TestPodsRoundTrip(t *testing.T) {
 		t.Errorf("patch content type %q, query %v", r.contentType, r.query)
 	}
 
+	grace := int64(0)
+	if err := pods.Delete(ctx, "p1", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if opts := deleteOptions(t, s.last()); opts.GracePeriodSeconds == nil || *opts.GracePeriodSeconds != 0 {
+		t.Errorf("delete options %+v", opts)
+	}
+	background := metav1.DeletePropagationBackground
+	if err := pods.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{LabelSelector: "app=web"}); err != nil {
+		t.Fatalf("delete collection: %v", err)
+	}
+	r = s.last()
+	if opts := deleteOptions(t, r); opts.PropagationPolicy == nil || *opts.PropagationPolicy != background || r.query.Get("labelSelector") != "app=web" {
+		t.Errorf("delete collection: options %+v, query %v", opts, r.query)
+	}
+
 	if _, err := pods.Get(ctx, "gone", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("get of a missing pod: %v, want NotFound", err)
 	}
+}
+
+// deleteOptions decodes a delete's body: DeleteOptions in the request's content type.
+func deleteOptions(t *testing.T, r request) *metav1.DeleteOptions {
+	t.Helper()
+	obj, _, err := kubeclient.Codecs.UniversalDeserializer().Decode(r.body, nil, nil)
+	opts, ok := obj.(*metav1.DeleteOptions)
+	if err != nil || !ok {
+		t.Fatalf("delete body (%s): %T %v", r.contentType, obj, err)
+	}
+	return opts
 }
 
 // A watch streams typed events, with the list options in its query.
@@ -220,7 +250,7 @@ func rawObject(t *testing.T, v any) kruntime.RawExtension {
 }
 
 // The log request carries its options; the other groups go to their own paths, the snapshot
-// group (custom resources) as JSON only.
+// group (custom resources) as JSON only; raw requests go to the path given.
 func TestLogsAndOtherGroups(t *testing.T) {
 	s, c := newAPIServer(t, func(w http.ResponseWriter, r request) {
 		switch r.path {
@@ -235,6 +265,17 @@ func TestLogsAndOtherGroups(t *testing.T) {
 				TypeMeta: metav1.TypeMeta{APIVersion: "snapshot.storage.k8s.io/v1", Kind: "VolumeSnapshotContentList"},
 				Items: []snapv1.VolumeSnapshotContent{{ObjectMeta: metav1.ObjectMeta{Name: "c1"},
 					Status: &snapv1.VolumeSnapshotContentStatus{ReadyToUse: &ready}}}})
+		case "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews":
+			obj, _, err := kubeclient.Codecs.UniversalDeserializer().Decode(r.body, nil, nil)
+			review, ok := obj.(*authorizationv1.SelfSubjectAccessReview)
+			if err != nil || !ok {
+				t.Errorf("review body (%s): %T %v", r.contentType, obj, err)
+				http.Error(w, "bad body", http.StatusBadRequest)
+				return
+			}
+			review.TypeMeta = metav1.TypeMeta{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview"}
+			review.Status.Allowed = review.Spec.ResourceAttributes.Verb == "get"
+			writeJSON(t, w, http.StatusCreated, review)
 		case "/version":
 			writeJSON(t, w, http.StatusOK, map[string]string{"gitVersion": "v1.34.3"})
 		default:
@@ -255,6 +296,13 @@ func TestLogsAndOtherGroups(t *testing.T) {
 
 	if d, err := c.AppsV1().Deployments("ns1").Get(ctx, "web", metav1.GetOptions{}); err != nil || d.Name != "web" {
 		t.Fatalf("deployment: %+v %v", d, err)
+	}
+
+	review, err := c.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authorizationv1.SelfSubjectAccessReview{
+		Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: "get", Resource: "pods"}}},
+		metav1.CreateOptions{})
+	if err != nil || !review.Status.Allowed {
+		t.Fatalf("access review: %+v %v", review, err)
 	}
 
 	contents, err := c.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{LabelSelector: "tesslate.io/project-id=p1"})

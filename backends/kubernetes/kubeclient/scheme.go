@@ -1,5 +1,5 @@
-// Package kubeclient is the kubernetes runtime's API client: typed clients (client-go's
-// generic gentype ones) for the few API groups the runtime uses, over a scheme that holds only
+// Package kubeclient is the kubernetes runtime's API client: typed clients, made as client-go's
+// generated ones are, for the few API groups the runtime uses, over a scheme that holds only
 // those groups.
 //
 // It exists because client-go's full Clientset (k8s.io/client-go/kubernetes) is paid for by
