@@ -58,7 +58,9 @@ func fakeAPI(t *testing.T, objs ...kruntime.Object) *rest.Config {
 		_, _ = w.Write(data)
 	}))
 	t.Cleanup(srv.Close)
-	return &rest.Config{Host: srv.URL}
+	// No client-side rate limit (client-go's default is 5 requests a second): the archive
+	// tests' waits read many times a second, and this server has no load to spare.
+	return &rest.Config{Host: srv.URL, QPS: -1}
 }
 
 // parseAPIPath splits /api/v1/namespaces/NS/RESOURCE/NAME (and the /apis/GROUP/VERSION/...,
