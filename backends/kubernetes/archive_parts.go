@@ -86,7 +86,7 @@ func (r *Runtime) volumePodObject(p engine.Project, part string) *corev1.Pod {
 // is) and returns its mount once it runs.
 func (a *ArchiveVolumes) volumePod(ctx context.Context, p engine.Project, part string) (mount, error) {
 	ns := a.rt.Namespace(p)
-	pods := a.rt.core.CoreV1().Pods(ns)
+	pods := a.rt.kube.CoreV1().Pods(ns)
 	obj := a.rt.volumePodObject(p, part)
 	what := "the volume pod of " + part
 	if old, err := pods.Get(ctx, obj.Name, metav1.GetOptions{}); err == nil {
@@ -99,7 +99,7 @@ func (a *ArchiveVolumes) volumePod(ctx context.Context, p engine.Project, part s
 					return mount{}, fmt.Errorf("remove the ended %s: %w", what, err)
 				}
 			}
-			if err := waitFor(ctx, a.rt.core.CoreV1().RESTClient(), "pods", ns, obj.Name, &corev1.Pod{}, a.rt.cfg.DeleteTimeout, gone); err != nil {
+			if err := waitFor(ctx, a.rt.kube.CoreV1().RESTClient(), "pods", ns, obj.Name, &corev1.Pod{}, a.rt.cfg.DeleteTimeout, gone); err != nil {
 				return mount{}, fmt.Errorf("remove the old %s: %w", what, err)
 			}
 		}
@@ -117,7 +117,7 @@ func (a *ArchiveVolumes) volumePod(ctx context.Context, p engine.Project, part s
 
 // removeVolumePods deletes the volume pods of parts, without waiting for them to go.
 func (a *ArchiveVolumes) removeVolumePods(ctx context.Context, p engine.Project, parts []string) {
-	pods := a.rt.core.CoreV1().Pods(a.rt.Namespace(p))
+	pods := a.rt.kube.CoreV1().Pods(a.rt.Namespace(p))
 	for _, part := range parts {
 		_ = pods.Delete(ctx, volumePodName(part), metav1.DeleteOptions{})
 	}
@@ -126,7 +126,7 @@ func (a *ArchiveVolumes) removeVolumePods(ctx context.Context, p engine.Project,
 // partPVC reports whether service part has its data PVC: false when it was never started (or
 // was removed), an error while the PVC is being deleted (its data is going: no snapshot).
 func (a *ArchiveVolumes) partPVC(ctx context.Context, p engine.Project, part string) (bool, error) {
-	pvc, err := a.rt.core.CoreV1().PersistentVolumeClaims(a.rt.Namespace(p)).Get(ctx, svcPVCNamed(part), metav1.GetOptions{})
+	pvc, err := a.rt.kube.CoreV1().PersistentVolumeClaims(a.rt.Namespace(p)).Get(ctx, svcPVCNamed(part), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -185,7 +185,7 @@ func (a *ArchiveVolumes) captureQuiet(ctx context.Context, p engine.Project, sna
 func (a *ArchiveVolumes) stopService(ctx context.Context, p engine.Project, part string) (resume func(), err error) {
 	ns := a.rt.Namespace(p)
 	name := dnsLabel("svc-" + part)
-	d, err := a.rt.core.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
+	d, err := a.rt.kube.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return func() {}, nil
 	}
@@ -208,12 +208,12 @@ func (a *ArchiveVolumes) stopService(ctx context.Context, p engine.Project, part
 		// stands).
 		ctx := context.WithoutCancel(ctx)
 		patch := []byte(`{"spec":{"replicas":` + strconv.Itoa(int(replicas)) + `}}`)
-		d, err := a.rt.core.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch,
+		d, err := a.rt.kube.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: fieldManager})
 		if err != nil {
 			return
 		}
-		_ = waitFrom(ctx, a.rt.core.AppsV1().RESTClient(), "deployments", d, podWait, func(obj runtime.Object) (bool, error) {
+		_ = waitFrom(ctx, a.rt.kube.AppsV1().RESTClient(), "deployments", d, podWait, func(obj runtime.Object) (bool, error) {
 			d, ok := obj.(*appsv1.Deployment)
 			return ok && d.Status.ObservedGeneration >= d.Generation && d.Status.ReadyReplicas >= replicas, nil
 		})

@@ -274,7 +274,7 @@ func (a *ArchiveVolumes) waitFileManager(ctx context.Context, p engine.Project) 
 	ns := a.rt.Namespace(p)
 	want := labels.Set{LabelProjectID: labelValue(p.ID), LabelComponent: ComponentFileManager}
 	sel := want.String()
-	pods := a.rt.core.CoreV1().Pods(ns)
+	pods := a.rt.kube.CoreV1().Pods(ns)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (kruntime.Object, error) {
 			o.LabelSelector = sel

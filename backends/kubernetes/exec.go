@@ -18,12 +18,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/httpstream"
-	clientset "k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/sailtui/sailtui/backends/kubernetes/kubeclient"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/capped"
 	"github.com/sailtui/sailtui/engine/containerexec"
@@ -39,7 +38,7 @@ type executor interface {
 // the server refuses the upgrade.
 type podExecutor struct {
 	config *rest.Config
-	client clientset.Interface
+	client *kubeclient.Clientset
 }
 
 func (x *podExecutor) run(ctx context.Context, ns, pod, container string, argv []string, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -81,7 +80,7 @@ func execURL(client rest.Interface, ns, pod, container string, argv []string, st
 	return client.Post().Namespace(ns).Resource("pods").Name(pod).SubResource("exec").
 		VersionedParams(&corev1.PodExecOptions{
 			Container: container, Command: argv, Stdin: stdin, Stdout: true, Stderr: !tty, TTY: tty,
-		}, scheme.ParameterCodec).URL()
+		}, kubeclient.ParameterCodec).URL()
 }
 
 // podWait bounds how long an operation waits for a pod its Deployment is bringing up (an image
@@ -124,7 +123,7 @@ func (r *Runtime) runningPod(ctx context.Context, ns string, selector map[string
 // findRunningPod returns the newest running pod of selector, or, when there is none, what the
 // pod the Deployment is bringing up is doing ("" when nothing is coming).
 func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[string]string, what string) (pod, coming string, err error) {
-	pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
+	pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
 	if err != nil {
 		if r.namespaceGone(ctx, ns, err) {
 			return "", "", fmt.Errorf("%s: the project's namespace %s is gone (hibernated?): %w", what, ns, engine.ErrBadState)
@@ -155,7 +154,7 @@ func (r *Runtime) findRunningPod(ctx context.Context, ns string, selector map[st
 			live++
 		}
 	}
-	deps, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
+	deps, err := r.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
 	if err != nil || len(deps.Items) == 0 {
 		return "", "", nil
 	}

@@ -14,10 +14,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
-	kscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/sailtui/sailtui/backends/kubernetes/kubeclient"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/containerexec"
 )
@@ -60,13 +59,14 @@ func (h *hostExecutor) run(ctx context.Context, ns, pod, container string, argv 
 	return 0, err
 }
 
-// fakeRuntime is a Runtime on client-go's fake clientset with the project's namespace and
+// fakeRuntime is a Runtime on a fake API server (fakeAPI) with the project's namespace and
 // PVC, a running file-manager pod and a dev pod, and h as its executor.
 func fakeRuntime(t *testing.T, h executor) (*Runtime, engine.Project, engine.Container) {
 	t.Helper()
 	p := engine.Project{ID: "p1", Slug: "demo", Owner: "o"}
 	c := engine.Container{ProjectID: p.ID, Name: "web", Directory: "app"}
-	cfg := Config{REST: &rest.Config{Host: "https://127.0.0.1:1"}}
+	// The server's address comes once its objects, named by the config's defaults, are made.
+	cfg := Config{REST: &rest.Config{}}
 	if err := cfg.defaults(); err != nil {
 		t.Fatal(err)
 	}
@@ -75,12 +75,16 @@ func fakeRuntime(t *testing.T, h executor) (*Runtime, engine.Project, engine.Con
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: r.Namespace(p), Labels: l},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
 	}
-	r.core = fake.NewClientset(
+	r.cfg.REST = fakeAPI(t,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: r.Namespace(p)}},
 		&corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: PVCName, Namespace: r.Namespace(p)}},
 		pod("fm-1", projectLabels(p, ComponentFileManager)),
 		pod("dev-web-1", containerLabels(p, c)),
 	)
+	var err error
+	if r.kube, err = kubeclient.New(r.cfg.REST); err != nil {
+		t.Fatal(err)
+	}
 	return r, p, c
 }
 
@@ -231,11 +235,11 @@ func TestCloneKeepsCredentialOffArgv(t *testing.T) {
 
 // The exec request carries argv as one command parameter per element.
 func TestExecURL(t *testing.T) {
-	client, err := rest.RESTClientFor(&rest.Config{Host: "https://api.example:6443", APIPath: "/api",
-		ContentConfig: rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: kscheme.Codecs.WithoutConversion()}})
+	kube, err := kubeclient.New(&rest.Config{Host: "https://api.example:6443"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	client := kube.CoreV1().RESTClient()
 	u := execURL(client, "proj-1", "fm-1", "file-manager", []string{"sh", "-c", "echo $1", "sh", "a b;rm -rf /"}, true, false)
 	if u.Path != "/api/v1/namespaces/proj-1/pods/fm-1/exec" {
 		t.Errorf("path %s", u.Path)

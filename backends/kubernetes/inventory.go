@@ -17,7 +17,7 @@ import (
 // status says still holds it, so the doctor can name the finalizer that blocks a teardown.
 func (r *Runtime) Environments(ctx context.Context) ([]engine.Environment, error) {
 	sel := labels.SelectorFromSet(labels.Set{LabelManagedBy: ManagedBy, LabelComponent: ComponentProject}).String()
-	list, err := r.core.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := r.kube.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("list project namespaces: %w", err)
 	}

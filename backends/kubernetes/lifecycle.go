@@ -27,11 +27,11 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 	if err := r.ensureNamespace(ctx, p); err != nil {
 		return fmt.Errorf("ensure project %s: %w", p.Slug, err)
 	}
-	if _, err := apply(ctx, r.core.NetworkingV1().NetworkPolicies(ns), r.networkPolicyObject(p)); err != nil {
+	if _, err := apply(ctx, r.kube.NetworkingV1().NetworkPolicies(ns), r.networkPolicyObject(p)); err != nil {
 		return fmt.Errorf("ensure project %s: network policy: %w", p.Slug, err)
 	}
 	if r.cfg.Sweeper != "" {
-		if _, err := apply(ctx, r.core.RbacV1().RoleBindings(ns), r.sweeperBindingObject(p)); err != nil {
+		if _, err := apply(ctx, r.kube.RbacV1().RoleBindings(ns), r.sweeperBindingObject(p)); err != nil {
 			return fmt.Errorf("ensure project %s: sweeper role binding: %w", p.Slug, err)
 		}
 	}
@@ -59,14 +59,14 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 func (r *Runtime) ensureNamespace(ctx context.Context, p engine.Project) error {
 	want := r.namespaceObject(p)
 	for range 2 {
-		_, err := r.core.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
+		_, err := r.kube.CoreV1().Namespaces().Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
 		if err == nil {
 			return nil
 		}
 		if !apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("create namespace %s: %w", want.Name, err)
 		}
-		cur, err := r.core.CoreV1().Namespaces().Get(ctx, want.Name, metav1.GetOptions{})
+		cur, err := r.kube.CoreV1().Namespaces().Get(ctx, want.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue // deleted between the two calls
 		}
@@ -77,7 +77,7 @@ func (r *Runtime) ensureNamespace(ctx context.Context, p engine.Project) error {
 			return fmt.Errorf("namespace %s exists and is not this project's (labels %v): remove or rename it: %w", want.Name, cur.Labels, engine.ErrConflict)
 		}
 		if cur.DeletionTimestamp == nil {
-			_, err := apply(ctx, r.core.CoreV1().Namespaces(), want)
+			_, err := apply(ctx, r.kube.CoreV1().Namespaces(), want)
 			return err
 		}
 		if err := r.waitNamespaceGone(ctx, want.Name); err != nil {
@@ -90,7 +90,7 @@ func (r *Runtime) ensureNamespace(ctx context.Context, p engine.Project) error {
 // createPVC creates the project's PVC (from the VolumeSnapshot named from, when set) unless
 // one exists: a PVC's source cannot change, so an existing one is never touched here.
 func (r *Runtime) createPVC(ctx context.Context, p engine.Project, from string) error {
-	_, err := r.core.CoreV1().PersistentVolumeClaims(r.Namespace(p)).Create(ctx, r.pvcObject(p, from), metav1.CreateOptions{FieldManager: fieldManager})
+	_, err := r.kube.CoreV1().PersistentVolumeClaims(r.Namespace(p)).Create(ctx, r.pvcObject(p, from), metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create pvc %s: %w", PVCName, err)
 	}
@@ -104,9 +104,9 @@ func (r *Runtime) waitNamespaceGone(ctx context.Context, ns string) error {
 	if report := engine.ProgressFrom(ctx); report != nil {
 		report(engine.Progress{Phase: "waiting for the earlier namespace " + ns + " to finish terminating"})
 	}
-	err := waitFor(ctx, r.core.CoreV1().RESTClient(), "namespaces", "", ns, &corev1.Namespace{}, r.cfg.DeleteTimeout, gone)
+	err := waitFor(ctx, r.kube.CoreV1().RESTClient(), "namespaces", "", ns, &corev1.Namespace{}, r.cfg.DeleteTimeout, gone)
 	if err != nil && ctx.Err() == nil {
-		if cur, gerr := r.core.CoreV1().Namespaces().Get(context.WithoutCancel(ctx), ns, metav1.GetOptions{}); gerr == nil {
+		if cur, gerr := r.kube.CoreV1().Namespaces().Get(context.WithoutCancel(ctx), ns, metav1.GetOptions{}); gerr == nil {
 			return fmt.Errorf("%w; namespace %s is held by %s (see `kubectl get namespace %s -o yaml`)", err, ns, namespaceBlockers(cur), ns)
 		}
 	}
@@ -127,16 +127,16 @@ func (r *Runtime) StartContainer(ctx context.Context, p engine.Project, c engine
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
 	}
 	ns := r.Namespace(p)
-	if _, err := apply(ctx, r.core.CoreV1().Services(ns), r.serviceObject(p, c, spec)); err != nil {
+	if _, err := apply(ctx, r.kube.CoreV1().Services(ns), r.serviceObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: service: %w", c.Name, err)
 	}
 	if err := r.applyHostAlias(ctx, p, c, spec); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
 	}
-	if _, err := apply(ctx, r.core.NetworkingV1().Ingresses(ns), r.ingressObject(p, c, spec)); err != nil {
+	if _, err := apply(ctx, r.kube.NetworkingV1().Ingresses(ns), r.ingressObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: ingress: %w", c.Name, err)
 	}
-	d, err := apply(ctx, r.core.AppsV1().Deployments(ns), dev)
+	d, err := apply(ctx, r.kube.AppsV1().Deployments(ns), dev)
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: deployment: %w", c.Name, err)
 	}
@@ -154,7 +154,7 @@ func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.
 }
 
 func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
-	deps := r.core.AppsV1().Deployments(ns)
+	deps := r.kube.AppsV1().Deployments(ns)
 	d, err := deps.Patch(ctx, name, types.MergePatchType, []byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{FieldManager: fieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
@@ -163,7 +163,7 @@ func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
 		return fmt.Errorf("scale deployment %s to 0: %w", name, err)
 	}
 	// Wait until no pod of the Deployment is left.
-	err = waitFrom(ctx, r.core.AppsV1().RESTClient(), "deployments", d, r.cfg.DeleteTimeout,
+	err = waitFrom(ctx, r.kube.AppsV1().RESTClient(), "deployments", d, r.cfg.DeleteTimeout,
 		func(obj runtime.Object) (bool, error) {
 			if obj == nil {
 				return true, nil
@@ -179,7 +179,7 @@ func (r *Runtime) scaleDown(ctx context.Context, ns, name string) error {
 
 // podsLeft names the Deployment's pods that are still there, with what holds each.
 func (r *Runtime) podsLeft(ctx context.Context, d *appsv1.Deployment) string {
-	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	pods, err := r.kube.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
 	if err != nil {
 		return err.Error()
 	}
@@ -204,7 +204,7 @@ func (r *Runtime) podsLeft(ctx context.Context, d *appsv1.Deployment) string {
 // go, so a snapshot taken next sees files nobody writes. The file manager stays.
 func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	ns := r.Namespace(p)
-	list, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{LabelComponent: ComponentDev}.String()})
+	list, err := r.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set{LabelComponent: ComponentDev}.String()})
 	if err != nil {
 		if r.namespaceGone(ctx, ns, err) {
 			return nil
@@ -246,14 +246,14 @@ func (r *Runtime) namespaceGone(ctx context.Context, ns string, err error) bool 
 	if !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
 		return false
 	}
-	_, gerr := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	_, gerr := r.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	return apierrors.IsNotFound(gerr)
 }
 
 // ContainerStatus reads the container's Deployment: replicas 0 is stopped, an available pod is
 // running, anything else is starting (with the reason a pod waits, when it can be read).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
-	d, err := r.core.AppsV1().Deployments(r.Namespace(p)).Get(ctx, deploymentName(c), metav1.GetOptions{})
+	d, err := r.kube.AppsV1().Deployments(r.Namespace(p)).Get(ctx, deploymentName(c), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) || (err != nil && r.namespaceGone(ctx, r.Namespace(p), err)) {
 		return r.finishStatus(p, c, engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}), nil
 	}
@@ -297,7 +297,7 @@ func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Conta
 
 // deploymentPods lists d's pods, nil when they cannot be read.
 func (r *Runtime) deploymentPods(ctx context.Context, d *appsv1.Deployment) []corev1.Pod {
-	pods, err := r.core.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
+	pods, err := r.kube.CoreV1().Pods(d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(d.Spec.Selector.MatchLabels).String()})
 	if err != nil {
 		return nil
 	}
@@ -379,7 +379,7 @@ func podDetail(d *appsv1.Deployment, pods []corev1.Pod) string {
 // doctor names what holds one that never goes.
 func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	ns := r.Namespace(p)
-	cur, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	cur, err := r.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -398,7 +398,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		r.keepLogs(ctx, p, c, engine.LogMarkStopped)
 	}
 	background := metav1.DeletePropagationBackground
-	if err := r.core.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+	if err := r.kube.AppsV1().Deployments(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("destroy %s: delete deployments in %s: %w", p.Slug, ns, err)
 	}
 	// What still runs is the idle file manager (the engine stopped the containers and holds
@@ -407,11 +407,11 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 	// it looks again), and so the next wake of the project.
 	grace := int64(1)
 	// A sweeper bound by older manifests may not: the namespace then only goes slower.
-	if err := r.core.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
+	if err := r.kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &grace}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsForbidden(err) {
 		return fmt.Errorf("destroy %s: delete pods in %s: %w", p.Slug, ns, err)
 	}
 	uid := cur.UID
-	err = r.core.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err = r.kube.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("destroy %s: delete namespace %s: %w", p.Slug, ns, err)
 	}
@@ -421,7 +421,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 // ProjectExists reports whether the project's PVC is there and not being deleted.
 func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, error) {
 	ns := r.Namespace(p)
-	pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{})
+	pvc, err := r.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) || r.namespaceGone(ctx, ns, err) {
 			return false, nil
@@ -432,7 +432,7 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 		return false, nil
 	}
 	// The namespace controller marks the PVC some time after the namespace.
-	nsObj, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	nsObj, err := r.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -451,7 +451,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	} else {
 		b.WriteString("logs: each pod's own, gone with it (set S3_BUCKET_NAME to keep them across stops and hibernation)\n")
 	}
-	nsObj, err := r.core.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	nsObj, err := r.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		fmt.Fprintf(&b, "namespace %s: absent (hibernated or not created)\n", ns)
 		return b.String(), nil
@@ -468,7 +468,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 	if warning := r.pullSecretWarning(ctx, ns); warning != "" {
 		fmt.Fprintf(&b, "warning: %s\n", warning)
 	}
-	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil {
+	if pvc, err := r.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{}); err == nil {
 		src := ""
 		if pvc.Spec.DataSource != nil {
 			src = ", from " + pvc.Spec.DataSource.Kind + " " + pvc.Spec.DataSource.Name
@@ -476,7 +476,7 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		req := pvc.Spec.Resources.Requests[corev1.ResourceStorage]
 		fmt.Fprintf(&b, "pvc %s: %s, %s%s\n", PVCName, pvc.Status.Phase, req.String(), src)
 	}
-	deps, err := r.core.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	deps, err := r.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
 	if err == nil {
 		slices.SortFunc(deps.Items, func(a, b appsv1.Deployment) int { return strings.Compare(a.Name, b.Name) })
 		for _, d := range deps.Items {

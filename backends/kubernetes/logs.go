@@ -52,7 +52,7 @@ func (r *Runtime) keepPodLogs(ctx context.Context, p engine.Project, c engine.Co
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	ns := r.Namespace(p)
-	pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(r.logSelector(p, c)).String()})
+	pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(r.logSelector(p, c)).String()})
 	if err != nil {
 		if r.namespaceGone(ctx, ns, err) {
 			return nil
@@ -88,7 +88,7 @@ func (r *Runtime) keepPodLogs(ctx context.Context, p engine.Project, c engine.Co
 // at most (from a line start).
 func (r *Runtime) readPodLog(ctx context.Context, w *bytes.Buffer, ns, pod string, lo *corev1.PodLogOptions) error {
 	lo.Container, lo.Timestamps = "dev", true
-	rc, err := r.core.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
+	rc, err := r.kube.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
 	if err != nil {
 		if apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) {
 			return nil // gone, or its container has not run (a previous run that is not there)
@@ -176,7 +176,7 @@ func (r *Runtime) logs(ctx context.Context, p engine.Project, c engine.Container
 		}
 		lo := podLogOptions(opts)
 		lo.Timestamps = true
-		rc, err := r.core.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
+		rc, err := r.kube.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, engine.ErrNotFound
@@ -248,7 +248,7 @@ func (f closerFunc) Close() error { return f() }
 // nanoseconds): those are kept already.
 func (r *Runtime) podLogAfter(ctx context.Context, ns, pod string, lo *corev1.PodLogOptions, after int64) ([]byte, error) {
 	lo.Timestamps = true
-	rc, err := r.core.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
+	rc, err := r.kube.CoreV1().Pods(ns).GetLogs(pod, lo).Stream(ctx)
 	if err != nil {
 		if apierrors.IsNotFound(err) || apierrors.IsBadRequest(err) {
 			return nil, nil
@@ -301,7 +301,7 @@ func copyAfter(w io.Writer, r io.Reader, after *int64) error {
 //
 // previous says the container waits to be restarted: its log is its last run's.
 func (r *Runtime) logPod(ctx context.Context, ns string, selector map[string]string, running bool) (pod string, previous bool, err error) {
-	pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
+	pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: labels.Set(selector).String()})
 	if err != nil {
 		if r.namespaceGone(ctx, ns, err) {
 			return "", false, nil
@@ -364,7 +364,7 @@ func (f *logFollower) run(ctx context.Context, pod string, fromNow bool) error {
 				lo.SinceTime = &metav1.Time{Time: time.Unix(0, f.sent).Truncate(time.Second)}
 			}
 			fromNow = false
-			if rc, err := f.r.core.CoreV1().Pods(f.ns).GetLogs(pod, lo).Stream(ctx); err == nil {
+			if rc, err := f.r.kube.CoreV1().Pods(f.ns).GetLogs(pod, lo).Stream(ctx); err == nil {
 				err = copyAfter(f.w, rc, &f.sent)
 				_ = rc.Close()
 				if errors.Is(err, io.ErrClosedPipe) {

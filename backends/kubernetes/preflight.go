@@ -55,7 +55,7 @@ func (s *Snapshots) Preflight(ctx context.Context, p engine.Project) error {
 
 // allowed asks the API server whether the caller may do what a names.
 func (s *Snapshots) allowed(ctx context.Context, a authv1.ResourceAttributes) error {
-	review, err := s.rt.core.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
+	review, err := s.rt.kube.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx,
 		&authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}, metav1.CreateOptions{})
 	what := a.Verb + " " + a.Resource
 	if a.Group != "" {
@@ -78,7 +78,7 @@ func (s *Snapshots) allowed(ctx context.Context, a authv1.ResourceAttributes) er
 // volumeDriver is the CSI driver of the volume bound to the project's PVC, "" when that is not
 // known (not bound yet, not a CSI volume, not readable by the caller).
 func (s *Snapshots) volumeDriver(ctx context.Context, ns string) (string, error) {
-	pvc, err := s.rt.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{})
+	pvc, err := s.rt.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, PVCName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("pvc %s/%s is gone: %w", ns, PVCName, engine.ErrNotFound)
 	}
@@ -88,7 +88,7 @@ func (s *Snapshots) volumeDriver(ctx context.Context, ns string) (string, error)
 	if pvc.Spec.VolumeName == "" {
 		return "", nil
 	}
-	pv, err := s.rt.core.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+	pv, err := s.rt.kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
 	if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
 		return "", nil
 	}
@@ -104,7 +104,7 @@ func (s *Snapshots) volumeDriver(ctx context.Context, ns string) (string, error)
 // checkClass checks that the snapshot class exists and, when the volume's driver is known,
 // that the class is of that driver.
 func (s *Snapshots) checkClass(ctx context.Context, driver string) error {
-	classes := s.rt.snaps.SnapshotV1().VolumeSnapshotClasses()
+	classes := s.rt.kube.SnapshotV1().VolumeSnapshotClasses()
 	name := s.rt.cfg.SnapshotClass
 	if name != "" {
 		class, err := classes.Get(ctx, name, metav1.GetOptions{})

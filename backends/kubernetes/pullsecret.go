@@ -52,7 +52,7 @@ func (r *Runtime) pullSecretWarning(ctx context.Context, ns string) string {
 	if r.cfg.ImagePullSecret == "" {
 		return ""
 	}
-	if _, err := r.core.CoreV1().Secrets(ns).Get(ctx, r.cfg.ImagePullSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.kube.CoreV1().Secrets(ns).Get(ctx, r.cfg.ImagePullSecret, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return ""
 	}
 	return fmt.Sprintf("image pull secret %s (K8S_IMAGE_PULL_SECRET) is not in namespace %s, so pulls from a private registry fail: "+

@@ -20,12 +20,11 @@ import (
 	"strings"
 	"time"
 
-	snapclient "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
-	clientset "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/sailtui/sailtui/backends/kubernetes/kubeclient"
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -222,10 +221,9 @@ func CheckSweeper(s string) error {
 
 // Runtime is the kubernetes engine.Runtime.
 type Runtime struct {
-	cfg   Config
-	core  clientset.Interface
-	snaps snapclient.Interface
-	exec  executor
+	cfg  Config
+	kube *kubeclient.Clientset
+	exec executor
 }
 
 var (
@@ -242,15 +240,11 @@ func New(cfg Config) (*Runtime, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	core, err := clientset.NewForConfig(cfg.REST)
+	kube, err := kubeclient.New(cfg.REST)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
-	snaps, err := snapclient.NewForConfig(cfg.REST)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes snapshot client: %w", err)
-	}
-	return &Runtime{cfg: cfg, core: core, snaps: snaps, exec: &podExecutor{config: cfg.REST, client: core}}, nil
+	return &Runtime{cfg: cfg, kube: kube, exec: &podExecutor{config: cfg.REST, client: kube}}, nil
 }
 
 // Mode implements engine.Runtime.
@@ -272,7 +266,7 @@ func (r *Runtime) FilesReady(ctx context.Context, p engine.Project) bool {
 func (r *Runtime) Check(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if _, err := r.core.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(ctx); err != nil {
+	if _, err := r.kube.Raw().Get().AbsPath("/version").DoRaw(ctx); err != nil {
 		return fmt.Errorf("kubernetes API server %s: %w", r.cfg.REST.Host, err)
 	}
 	return nil

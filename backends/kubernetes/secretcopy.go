@@ -40,7 +40,7 @@ func (r *Runtime) copySecret(ctx context.Context, p engine.Project, s secretCopy
 	if s.from == "" {
 		return s.missing(ctx, ns)
 	}
-	src, err := r.core.CoreV1().Secrets(s.from).Get(ctx, s.name, metav1.GetOptions{})
+	src, err := r.kube.CoreV1().Secrets(s.from).Get(ctx, s.name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Sprintf("%s %s/%s (%s) could not be read: %v; "+s.failsFor, s.what, s.from, s.name, s.settings, err, p.Slug)
 	}
@@ -54,7 +54,7 @@ func (r *Runtime) copySecret(ctx context.Context, p engine.Project, s secretCopy
 		Type:       src.Type,
 		Data:       data,
 	}
-	if _, err := apply(ctx, r.core.CoreV1().Secrets(ns), cp); err != nil {
+	if _, err := apply(ctx, r.kube.CoreV1().Secrets(ns), cp); err != nil {
 		return fmt.Sprintf("copy %s %s/%s into %s: %v; %s", s.what, s.from, s.name, ns, err, s.fails)
 	}
 	return ""

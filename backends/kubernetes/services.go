@@ -127,7 +127,7 @@ func (r *Runtime) svcPVCObject(p engine.Project, name, from string) *corev1.Pers
 // createSvcPVC creates the data PVC of service name unless there is one (see createPVC).
 func (r *Runtime) createSvcPVC(ctx context.Context, p engine.Project, name, from string) error {
 	obj := r.svcPVCObject(p, name, from)
-	_, err := r.core.CoreV1().PersistentVolumeClaims(r.Namespace(p)).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
+	_, err := r.kube.CoreV1().PersistentVolumeClaims(r.Namespace(p)).Create(ctx, obj, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create pvc %s: %w", obj.Name, err)
 	}
@@ -214,10 +214,10 @@ func (r *Runtime) startService(ctx context.Context, p engine.Project, c engine.C
 	if err := r.createSvcPVC(ctx, p, c.Name, ""); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: %w", c.Name, err)
 	}
-	if _, err := apply(ctx, r.core.CoreV1().Services(ns), r.svcServiceObject(p, c, spec)); err != nil {
+	if _, err := apply(ctx, r.kube.CoreV1().Services(ns), r.svcServiceObject(p, c, spec)); err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: service: %w", c.Name, err)
 	}
-	got, err := apply(ctx, r.core.AppsV1().Deployments(ns), d)
+	got, err := apply(ctx, r.kube.AppsV1().Deployments(ns), d)
 	if err != nil {
 		return engine.ContainerStatus{}, fmt.Errorf("start %s: deployment: %w", c.Name, err)
 	}
@@ -257,7 +257,7 @@ func (r *Runtime) applyHostAlias(ctx context.Context, p engine.Project, c engine
 	if hostAliasName(c) == "" {
 		return nil
 	}
-	if _, err := apply(ctx, r.core.CoreV1().Services(r.Namespace(p)), r.hostAliasObject(p, c, spec)); err != nil {
+	if _, err := apply(ctx, r.kube.CoreV1().Services(r.Namespace(p)), r.hostAliasObject(p, c, spec)); err != nil {
 		return fmt.Errorf("service %s (its host name): %w", hostAliasName(c), err)
 	}
 	return nil
@@ -272,7 +272,7 @@ func (r *Runtime) describeServices(ctx context.Context, b *strings.Builder, p en
 		}
 		fmt.Fprintf(b, "service container %s: image %s, data at %s\n", c.Name, c.Image, dataPath(c))
 		name := SvcPVCName(c)
-		pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		pvc, err := r.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil:
 			src := ""
@@ -284,7 +284,7 @@ func (r *Runtime) describeServices(ctx context.Context, b *strings.Builder, p en
 		case apierrors.IsNotFound(err):
 			fmt.Fprintf(b, "  pvc %s: absent (made at its first start)\n", name)
 		}
-		if svc, err := r.core.CoreV1().Services(ns).Get(ctx, c.Name, metav1.GetOptions{}); err == nil {
+		if svc, err := r.kube.CoreV1().Services(ns).Get(ctx, c.Name, metav1.GetOptions{}); err == nil {
 			ports := make([]string, 0, len(svc.Spec.Ports))
 			for _, sp := range svc.Spec.Ports {
 				ports = append(ports, strconv.Itoa(int(sp.Port)))

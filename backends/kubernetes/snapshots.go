@@ -131,7 +131,7 @@ func (s *Snapshots) Create(ctx context.Context, p engine.Project, snap engine.Sn
 func (s *Snapshots) checkPVC(ctx context.Context, p engine.Project, snap engine.Snapshot, pvc string) error {
 	rt := s.rt
 	ns := rt.Namespace(p)
-	cur, err := rt.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
+	cur, err := rt.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, pvc, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err) || (err != nil && rt.namespaceGone(ctx, ns, err)) || (err == nil && cur.DeletionTimestamp != nil):
 		return fmt.Errorf("snapshot %s of %s: pvc %s/%s is gone: %w", snap.ID, p.Slug, ns, pvc, engine.ErrNotFound)
@@ -153,7 +153,7 @@ func (s *Snapshots) createOne(ctx context.Context, p engine.Project, id, pvc str
 	if rt.cfg.SnapshotClass != "" {
 		vs.Spec.VolumeSnapshotClassName = &rt.cfg.SnapshotClass
 	}
-	_, err := rt.snaps.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
+	_, err := rt.kube.SnapshotV1().VolumeSnapshots(ns).Create(ctx, vs, metav1.CreateOptions{FieldManager: fieldManager})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return "", fmt.Errorf("create VolumeSnapshot %s/%s: %w", ns, vs.Name, err)
 	}
@@ -192,11 +192,11 @@ func (s *Snapshots) waitOne(ctx context.Context, snap engine.Snapshot) (engine.S
 	if err != nil {
 		return snap, err
 	}
-	contents := rt.snaps.SnapshotV1().VolumeSnapshotContents()
+	contents := rt.kube.SnapshotV1().VolumeSnapshotContents()
 	if loc.content == "" {
 		var ready *snapv1.VolumeSnapshot
 		var lastErr string
-		err := waitFor(ctx, rt.snaps.SnapshotV1().RESTClient(), "volumesnapshots", loc.ns, loc.name, &snapv1.VolumeSnapshot{},
+		err := waitFor(ctx, rt.kube.SnapshotV1().RESTClient(), "volumesnapshots", loc.ns, loc.name, &snapv1.VolumeSnapshot{},
 			rt.cfg.SnapshotReadyTimeout, func(obj runtime.Object) (bool, error) {
 				if obj == nil {
 					return false, fmt.Errorf("VolumeSnapshot %s/%s is gone: %w", loc.ns, loc.name, engine.ErrNotFound)
@@ -253,7 +253,7 @@ func (s *Snapshots) waitOne(ctx context.Context, snap engine.Snapshot) (engine.S
 
 func (s *Snapshots) setDeletionPolicy(ctx context.Context, content string, policy snapv1.DeletionPolicy) error {
 	patch := fmt.Sprintf(`{"spec":{"deletionPolicy":%q}}`, policy)
-	_, err := s.rt.snaps.SnapshotV1().VolumeSnapshotContents().Patch(ctx, content, types.MergePatchType, []byte(patch),
+	_, err := s.rt.kube.SnapshotV1().VolumeSnapshotContents().Patch(ctx, content, types.MergePatchType, []byte(patch),
 		metav1.PatchOptions{FieldManager: fieldManager})
 	if err != nil {
 		return fmt.Errorf("set deletionPolicy %s on VolumeSnapshotContent %s: %w", policy, content, err)
@@ -307,7 +307,7 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 		}
 		t.source = source
 	}
-	pvcs := s.rt.core.CoreV1().PersistentVolumeClaims(s.rt.Namespace(p))
+	pvcs := s.rt.kube.CoreV1().PersistentVolumeClaims(s.rt.Namespace(p))
 	for _, t := range targets {
 		cur, err := pvcs.Get(ctx, t.pvc, metav1.GetOptions{})
 		switch {
@@ -336,7 +336,7 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 func (s *Snapshots) sourceIn(ctx context.Context, p engine.Project, snap engine.Snapshot, loc location) (string, error) {
 	rt := s.rt
 	ns := rt.Namespace(p)
-	api := rt.snaps.SnapshotV1()
+	api := rt.kube.SnapshotV1()
 	if loc.ns == ns {
 		vs, err := api.VolumeSnapshots(ns).Get(ctx, loc.name, metav1.GetOptions{})
 		if err == nil && vs.DeletionTimestamp == nil && vs.Status != nil && vs.Status.ReadyToUse != nil && *vs.Status.ReadyToUse {
@@ -395,12 +395,12 @@ func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1
 	}
 	if pvc.DeletionTimestamp == nil {
 		uid := pvc.UID
-		err := rt.core.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, pvc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := rt.kube.CoreV1().PersistentVolumeClaims(ns).Delete(ctx, pvc.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete pvc %s: %w", pvc.Name, err)
 		}
 	}
-	err := waitFrom(ctx, rt.core.CoreV1().RESTClient(), "persistentvolumeclaims", pvc, rt.cfg.DeleteTimeout,
+	err := waitFrom(ctx, rt.kube.CoreV1().RESTClient(), "persistentvolumeclaims", pvc, rt.cfg.DeleteTimeout,
 		func(obj runtime.Object) (bool, error) {
 			return obj == nil || obj.(*corev1.PersistentVolumeClaim).UID != pvc.UID, nil
 		})
@@ -414,10 +414,10 @@ func (s *Snapshots) removePVC(ctx context.Context, p engine.Project, pvc *corev1
 // that still mount it.
 func (r *Runtime) claimBlockers(ctx context.Context, ns, name string) string {
 	var why []string
-	if pvc, err := r.core.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && len(pvc.Finalizers) > 0 {
+	if pvc, err := r.kube.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{}); err == nil && len(pvc.Finalizers) > 0 {
 		why = append(why, "finalizers "+strings.Join(pvc.Finalizers, ", "))
 	}
-	if pods, err := r.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
+	if pods, err := r.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); err == nil {
 		for _, p := range pods.Items {
 			for _, v := range p.Spec.Volumes {
 				if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
@@ -457,7 +457,7 @@ func (s *Snapshots) deleteOne(ctx context.Context, snap engine.Snapshot) error {
 	if err != nil {
 		return err
 	}
-	api := rt.snaps.SnapshotV1()
+	api := rt.kube.SnapshotV1()
 	if err := api.VolumeSnapshots(loc.ns).Delete(ctx, loc.name, metav1.DeleteOptions{}); err != nil &&
 		!apierrors.IsNotFound(err) && !rt.namespaceGone(ctx, loc.ns, err) {
 		return fmt.Errorf("delete snapshot %s: VolumeSnapshot %s/%s: %w", snap.ID, loc.ns, loc.name, err)
@@ -495,7 +495,7 @@ func (s *Snapshots) deleteOne(ctx context.Context, snap engine.Snapshot) error {
 
 // ensureFileManager (re)applies the file-manager Deployment with one replica.
 func (r *Runtime) ensureFileManager(ctx context.Context, p engine.Project) error {
-	if _, err := apply(ctx, r.core.AppsV1().Deployments(r.Namespace(p)), r.fileManagerObject(p)); err != nil {
+	if _, err := apply(ctx, r.kube.AppsV1().Deployments(r.Namespace(p)), r.fileManagerObject(p)); err != nil {
 		return fmt.Errorf("file manager: %w", err)
 	}
 	return nil

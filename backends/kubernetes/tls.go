@@ -42,7 +42,7 @@ func (r *Runtime) ensureTLSSecret(ctx context.Context, p engine.Project) (warnin
 // tlsSecretWarning says when the TLS secret the Ingresses of ns name is not there ("" when it
 // is, or when the caller may not look).
 func (r *Runtime) tlsSecretWarning(ctx context.Context, ns string) string {
-	_, err := r.core.CoreV1().Secrets(ns).Get(ctx, r.cfg.TLSSecret, metav1.GetOptions{})
+	_, err := r.kube.CoreV1().Secrets(ns).Get(ctx, r.cfg.TLSSecret, metav1.GetOptions{})
 	if !apierrors.IsNotFound(err) {
 		return ""
 	}

@@ -34,7 +34,7 @@ type podMetricsList struct {
 // averaged over its window (15 s to a minute); it keeps no readings of sailtui's. A cluster
 // without the API gives an error wrapping ErrNotAvailable that says so.
 func (r *Runtime) Usage(ctx context.Context, p engine.Project, cs []engine.Container) (map[string]engine.ContainerUsage, error) {
-	raw, err := r.core.Discovery().RESTClient().Get().
+	raw, err := r.kube.Raw().Get().
 		AbsPath("/apis/"+metricsGroupVersion, "namespaces", r.Namespace(p), "pods").
 		Param("labelSelector", LabelProjectID+"="+labelValue(p.ID)+","+LabelComponent+"="+ComponentDev).
 		DoRaw(ctx)
@@ -75,7 +75,7 @@ func (r *Runtime) Usage(ctx context.Context, p engine.Project, cs []engine.Conta
 // metricsMissing tells a cluster that serves no metrics API (the group is not there) from one
 // whose metrics-server does not answer; both are ErrNotAvailable, each with what to do.
 func (r *Runtime) metricsMissing(ctx context.Context, err error) error {
-	if _, derr := r.core.Discovery().RESTClient().Get().AbsPath("/apis/" + metricsGroupVersion).DoRaw(ctx); apierrors.IsNotFound(derr) {
+	if _, derr := r.kube.Raw().Get().AbsPath("/apis/" + metricsGroupVersion).DoRaw(ctx); apierrors.IsNotFound(derr) {
 		return fmt.Errorf("CPU and memory %w: the cluster serves no metrics API (%s); install metrics-server to see them", engine.ErrNotAvailable, metricsGroupVersion)
 	}
 	return fmt.Errorf("CPU and memory %w: the metrics API (%s) does not answer (%v); check metrics-server (kubectl -n kube-system get pods)", engine.ErrNotAvailable, metricsGroupVersion, err)

@@ -72,7 +72,7 @@ func contractProject(t *testing.T, c *k8stest.Cluster, rt *Runtime, kind string)
 		stopKubelet()
 		// Contents are cluster-wide and kept (Retain): those of this project's snapshots go,
 		// as do those the snapshotter stand-in made for them (it never deletes one).
-		contents := rt.snaps.SnapshotV1().VolumeSnapshotContents()
+		contents := rt.kube.SnapshotV1().VolumeSnapshotContents()
 		list, err := contents.List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Errorf("clean up contents: %v", err)
@@ -180,7 +180,7 @@ func TestSnapshotsContract(t *testing.T) {
 			if err := rt.EnsureProject(t.Context(), p); err != nil {
 				t.Fatal(err)
 			}
-			snaps := rt.snaps.SnapshotV1()
+			snaps := rt.kube.SnapshotV1()
 			return &volumestest.Env{
 				Volumes: NewSnapshots(rt),
 				Project: p,
@@ -233,7 +233,7 @@ func TestSnapshotsContract(t *testing.T) {
 // pvcExists reports whether the project PVC of namespace ns is there and not going away.
 func pvcExists(t *testing.T, rt *Runtime, ns string) bool {
 	t.Helper()
-	pvc, err := rt.core.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), PVCName, metav1.GetOptions{})
+	pvc, err := rt.kube.CoreV1().PersistentVolumeClaims(ns).Get(t.Context(), PVCName, metav1.GetOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
