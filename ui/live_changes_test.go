@@ -108,16 +108,9 @@ func TestWatcherSpeaksOnlyOfChanges(t *testing.T) {
 	h.wait = 200 * time.Millisecond // the watcher each load starts blocks
 	h.send(reloadDueMsg{})          // an incremental read: what it gave is no news for the watcher
 	h.m.live.watchEvery = 10 * time.Millisecond
-	got := make(chan tea.Msg, 1)
-	cmd := h.m.watch()
-	go func() { got <- cmd() }()
-
 	before := src.listCalls.Load()
-	select {
-	case msg := <-got:
-		t.Fatalf("the watcher spoke (%#v) though nothing changed", msg)
-	case <-time.After(200 * time.Millisecond):
-	}
+	got := runWatcher(h)
+	silentFor(t, got, 200*time.Millisecond, "though nothing changed")
 	if n := src.listCalls.Load() - before; n < 5 {
 		t.Errorf("the watcher read the store %d times in 200 ms at 10 ms, want several", n)
 	}
@@ -254,16 +247,9 @@ func TestWatcherWaitsForWrites(t *testing.T) {
 	if h.m.live.writes == nil {
 		t.Fatal("the console did not take the store's notices of writes")
 	}
-	got := make(chan tea.Msg, 1)
-	cmd := h.m.watch()
-	go func() { got <- cmd() }()
-
 	before := src.listCalls.Load()
-	select {
-	case msg := <-got:
-		t.Fatalf("the watcher spoke (%#v) though nothing changed", msg)
-	case <-time.After(200 * time.Millisecond):
-	}
+	got := runWatcher(h)
+	silentFor(t, got, 200*time.Millisecond, "though nothing changed")
 	// One read, the unconditional first, in 200 ms at a 10 ms pace: then it waited.
 	if n := src.listCalls.Load() - before; n != 1 {
 		t.Errorf("with no write the watcher read the store %d times in 200 ms, want 1", n)
@@ -285,11 +271,7 @@ func TestWatcherWaitsForWrites(t *testing.T) {
 	}
 
 	src.setStatus(ps[2].ID, engine.StatusHibernated)
-	select {
-	case msg := <-got:
-		t.Fatalf("the watcher spoke (%#v) before it was told of the write", msg)
-	case <-time.After(100 * time.Millisecond):
-	}
+	silentFor(t, got, 100*time.Millisecond, "before it was told of the write")
 	src.writes <- struct{}{}
 	select {
 	case msg := <-got:
@@ -303,12 +285,29 @@ func TestWatcherWaitsForWrites(t *testing.T) {
 
 	// When the notices stop, the watcher goes back to reading on the clock.
 	close(src.writes)
-	cmd = h.m.watch()
-	go func() { got <- cmd() }()
 	before = src.listCalls.Load()
+	runWatcher(h)
 	time.Sleep(200 * time.Millisecond)
 	if n := src.listCalls.Load() - before; n < 5 {
 		t.Errorf("after the notices stopped the watcher read %d times in 200 ms at 10 ms, want several", n)
 	}
 	h.m.live.stopWatch()
+}
+
+// runWatcher starts the console's watcher as Bubble Tea would; its answer comes on the channel.
+func runWatcher(h *harness) <-chan tea.Msg {
+	got := make(chan tea.Msg, 1)
+	cmd := h.m.watch()
+	go func() { got <- cmd() }()
+	return got
+}
+
+// silentFor fails the test when the watcher speaks within d.
+func silentFor(t *testing.T, got <-chan tea.Msg, d time.Duration, why string) {
+	t.Helper()
+	select {
+	case msg := <-got:
+		t.Fatalf("the watcher spoke (%#v) %s", msg, why)
+	case <-time.After(d):
+	}
 }
