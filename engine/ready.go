@@ -64,7 +64,8 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 	defer cancel()
 	prober, _ := e.runtime.(PortProber)
 	begun := time.Now()
-	var runningSince time.Time
+	var runningSince, runStart time.Time
+	restarts := 0
 	var last ContainerStatus
 	var lastErr error
 	for delay := 100 * time.Millisecond; ; delay = min(delay*2, time.Second) {
@@ -84,6 +85,15 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 					return e.notUp(ctx, p, c, "cannot start: "+cmp.Or(st.Detail, "its runtime says it cannot"), st)
 				}
 			case ContainerRunning:
+				if !runningSince.IsZero() && !st.StartedAt.Equal(runStart) {
+					// Another run than the one seen before: it exited between two looks
+					// and its restart policy started it again (docker's unless-stopped, a
+					// pod's Always). Only this run counts toward staying up, and the next
+					// looks come quickly, to catch it exited with its code.
+					runningSince = time.Time{}
+					restarts++
+					delay = 50 * time.Millisecond
+				}
 				if runningSince.IsZero() {
 					// A container that was running already (a start of a running project)
 					// has run since its runtime started it, not since this look.
@@ -91,6 +101,7 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 					if !st.StartedAt.IsZero() && st.StartedAt.Before(runningSince) {
 						runningSince = st.StartedAt
 					}
+					runStart = st.StartedAt
 				}
 				if port > 0 && prober != nil {
 					if ok, _ := e.probe(ctx, prober, p, c, st); ok {
@@ -114,6 +125,8 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 				what = fmt.Sprintf("did not run within the start timeout %s (SAILTUI_START_TIMEOUT); its status: %v", e.cfg.StartTimeout, lastErr)
 			case last.State != ContainerRunning:
 				what = fmt.Sprintf("did not run within the start timeout %s (SAILTUI_START_TIMEOUT); it is %s", e.cfg.StartTimeout, describeState(last))
+			case restarts > 0:
+				what = fmt.Sprintf("kept exiting: its runtime started it again at least %d times within the start timeout %s (SAILTUI_START_TIMEOUT)", restarts, e.cfg.StartTimeout)
 			}
 			return e.notUp(context.WithoutCancel(ctx), p, c, what, last)
 		case <-t.C:

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -214,5 +215,67 @@ func TestStartWithoutPortSettles(t *testing.T) {
 	}
 	if _, err := p.eng.StartContainer(ctx, pr.Slug, "worker"); err != nil {
 		t.Fatalf("start of a running worker: %v", err)
+	}
+}
+
+// restartingRuntime reports the container named flaky as running again, a new run at each
+// look, for its first window after the first look: a command that exits at once under a
+// restart policy, each look landing on one of its short runs. Then it tells the truth.
+type restartingRuntime struct {
+	engine.Runtime
+	window time.Duration
+	first  *time.Time
+}
+
+func (r restartingRuntime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
+	if c.Name == "flaky" {
+		if r.first.IsZero() {
+			*r.first = time.Now()
+		}
+		if time.Since(*r.first) < r.window {
+			return engine.ContainerStatus{Name: c.Name, State: engine.ContainerRunning, StartedAt: time.Now()}, nil
+		}
+	}
+	return r.Runtime.ContainerStatus(ctx, p, c)
+}
+
+// A container seen running at every look, but a new run each time, has not stayed up: the
+// start keeps looking, and fails once it sees the container exited, with its code (docker's
+// unless-stopped restarts a command that ends within the second a start waits).
+func TestStartSeesRestartsAsExits(t *testing.T) {
+	var first time.Time
+	p := openTest(t, t.TempDir(), "me", func(c *engine.Config) {
+		c.Runtime = restartingRuntime{Runtime: c.Runtime, window: 2*engine.DefaultStartSettle + 500*time.Millisecond, first: &first}
+	})
+	ctx := t.Context()
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "restarts", Owner: "alice", Containers: []engine.ContainerSpec{
+		{Name: "flaky", Directory: ".", Command: "true"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if !errors.Is(err, engine.ErrNotUp) || !strings.Contains(err.Error(), "start restarts/flaky: it exited") || !strings.Contains(err.Error(), "with code 0") {
+		t.Fatalf("start of a container that restarts between looks: %v", err)
+	}
+}
+
+// One that keeps being restarted until the start timeout fails it saying so.
+func TestStartTimeoutNamesRestarts(t *testing.T) {
+	var first time.Time
+	p := openTest(t, t.TempDir(), "me", func(c *engine.Config) {
+		c.StartTimeout = 2 * time.Second
+		c.Runtime = restartingRuntime{Runtime: c.Runtime, window: time.Hour, first: &first}
+	})
+	ctx := t.Context()
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "loop", Owner: "alice", Containers: []engine.ContainerSpec{
+		{Name: "flaky", Directory: ".", Command: "exec sleep 600"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if !errors.Is(err, engine.ErrNotUp) || !strings.Contains(err.Error(), "start loop/flaky: it kept exiting: its runtime started it again at least") {
+		t.Fatalf("start of a container restarted until the timeout: %v", err)
 	}
 }
