@@ -38,12 +38,12 @@ type header struct {
 	checked *atomic.Int64
 	// current is true while the watcher waits on the store's notices of writes, having read
 	// it since the last: the list is current now.
-	current *atomic.Bool
+	current *currentFlag
 }
 
 // refreshed is when the list was last known to be current.
 func (h *header) refreshed() time.Time {
-	if h.current != nil && h.current.Load() {
+	if h.current.held() {
 		return h.env.now
 	}
 	t := h.loadedAt

@@ -67,9 +67,9 @@ type liveState struct {
 	// not said yet); the watcher then reads only after one. It outlives the watchers: each
 	// takes it over from the one before.
 	writes <-chan struct{}
-	// current is true while the watcher waits on writes, having read the store since the
-	// last one: the list is current whatever the time since that read (the header says so).
-	current *atomic.Bool
+	// current is held while a watcher waits on writes, having read the store since the last
+	// one: the list is current whatever the time since that read (the header says so).
+	current *currentFlag
 	// refreshGen tells the current safety resync tick from one made stale by a pane change.
 	refreshGen int
 	refreshAt  time.Time
@@ -188,7 +188,7 @@ func (m *model) watch() tea.Cmd {
 	gen, every, src, cursor, known, checked := m.live.watchGen, m.live.watchEvery, m.env.src, m.live.cursor, m.live.lastRead, m.live.checked
 	writes, current := m.live.writes, m.live.current
 	return func() tea.Msg {
-		defer current.Store(false)
+		defer current.release(gen)
 		seen := make(map[string]engine.Project, len(known))
 		for _, p := range known {
 			seen[p.ID] = p
@@ -218,7 +218,7 @@ func (m *model) watch() tea.Cmd {
 			}
 			checked.Store(time.Now().UnixNano())
 			if writes != nil {
-				current.Store(true)
+				current.claim(gen)
 				select {
 				case <-ctx.Done():
 					return nil
@@ -227,12 +227,21 @@ func (m *model) watch() tea.Cmd {
 						writes = nil // the notices stopped: read on the clock from now on
 					}
 				}
-				current.Store(false)
+				current.release(gen)
 			}
 			t.Reset(max(time.Until(read.Add(every)), 0))
 		}
 	}
 }
+
+// currentFlag says the list is current: held by the watcher (its generation) that read the
+// store and now waits on its notices. Only the watcher that holds it may clear it, since a
+// watcher a reload stopped may end after the one that replaced it claimed the flag.
+type currentFlag struct{ gen atomic.Int64 }
+
+func (f *currentFlag) claim(gen int)   { f.gen.Store(int64(gen)) }
+func (f *currentFlag) release(gen int) { f.gen.CompareAndSwap(int64(gen), 0) }
+func (f *currentFlag) held() bool      { return f != nil && f.gen.Load() != 0 }
 
 // watchWrites asks the store to tell of writes (once: the notices outlive the watchers).
 func (m *model) watchWrites() tea.Cmd {

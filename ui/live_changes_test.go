@@ -254,7 +254,7 @@ func TestWatcherWaitsForWrites(t *testing.T) {
 	if n := src.listCalls.Load() - before; n != 1 {
 		t.Errorf("with no write the watcher read the store %d times in 200 ms, want 1", n)
 	}
-	if !h.m.live.current.Load() {
+	if !h.m.live.current.held() {
 		t.Error("the watcher waits on the notices, but the list is not marked current")
 	}
 	h.m.env.now = h.m.env.now.Add(time.Hour)
@@ -309,5 +309,25 @@ func silentFor(t *testing.T, got <-chan tea.Msg, d time.Duration, why string) {
 	case msg := <-got:
 		t.Fatalf("the watcher spoke (%#v) %s", msg, why)
 	case <-time.After(d):
+	}
+}
+
+// A watcher a reload stopped may end after its successor has read the store and claimed the
+// list as current: its end must not take that away (the header would age a current list).
+func TestStoppedWatcherLeavesSuccessorsClaim(t *testing.T) {
+	var f currentFlag
+	f.claim(1)
+	f.claim(2)   // the successor read the store and waits on notices
+	f.release(1) // the stopped watcher's deferred release, late
+	if !f.held() {
+		t.Fatal("a stopped watcher's late release cleared its successor's claim")
+	}
+	f.release(2)
+	if f.held() {
+		t.Fatal("the holder's release left the list marked current")
+	}
+	var none *currentFlag
+	if none.held() {
+		t.Fatal("no flag reads as held")
 	}
 }

@@ -72,7 +72,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 		projects: pp,
 		stack:    []pane{pp},
 		cmd:      newCmdline(e),
-		live:     liveState{after: tick, watchEvery: watchInterval, checked: new(atomic.Int64), current: new(atomic.Bool)},
+		live:     liveState{after: tick, watchEvery: watchInterval, checked: new(atomic.Int64), current: new(currentFlag)},
 		sweep:    sweepSeen{since: e.now},
 
 		lastContainer: map[string]string{},
