@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -82,6 +83,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("immutable", "1")
+	q.Add("_pragma", mmapPragma)
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
@@ -111,6 +113,14 @@ const idleConns = 8
 
 func keepConns(db *sql.DB) { db.SetMaxIdleConns(idleConns) }
 
+// mmapPragma has SQLite read the database file through a memory map rather than copy its pages
+// into a page cache of its own: the console's first list reads the whole projects table, and a
+// fresh process pays a page fault for every page of heap it first touches (on this VM a fault
+// costs 10-25 µs). Mapped, the file's pages come from the kernel's cache 16 at a fault; at 10k
+// projects the first read took 90 ms instead of 120 (issue 19). Writes still go through the
+// WAL as before; a mapping only covers the file's size, far below this limit.
+const mmapPragma = "mmap_size(268435456)"
+
 // buildDSN sets, on every pooled connection: BEGIN IMMEDIATE for write transactions (a deferred
 // transaction that later upgrades to a write lock can fail with SQLITE_BUSY instead of waiting),
 // the busy timeout and foreign keys. WAL is a property of the file, set once by enableWAL.
@@ -130,6 +140,7 @@ func buildDSN(path string) (string, error) {
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
+	q.Add("_pragma", mmapPragma)
 	return path + "?" + q.Encode(), nil
 }
 
@@ -137,6 +148,9 @@ func buildDSN(path string) (string, error) {
 // switch needs an exclusive lock and SQLite reports SQLITE_BUSY at once rather than waiting on
 // busy_timeout, so when several processes open a new file together the losers retry.
 func enableWAL(ctx context.Context, path string) error {
+	if inWAL(path) {
+		return nil
+	}
 	db, err := sql.Open("sqlite", path+"?_busy_timeout="+fmt.Sprint(busyTimeout.Milliseconds()))
 	if err != nil {
 		return err
@@ -158,6 +172,23 @@ func enableWAL(ctx context.Context, path string) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// inWAL reports whether the database file at path is in WAL mode already, from its header
+// (bytes 18 and 19, the file format's write and read versions, are 2 in WAL mode): every open
+// but a new file's, which then need not open a connection of its own to switch it. A file it
+// cannot read is left to the switch, which reports it.
+func inWAL(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [20]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return false
+	}
+	return string(h[:16]) == "SQLite format 3\x00" && h[18] == 2 && h[19] == 2
 }
 
 func (s *Store) init(ctx context.Context) error {

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -107,7 +108,13 @@ func TestConnectionSettings(t *testing.T) {
 		}
 		conns[i] = c
 		var mode string
-		var fk, busy int
+		var fk, busy, mmap int
+		if err := c.QueryRowContext(ctx, "PRAGMA mmap_size").Scan(&mmap); err != nil {
+			t.Fatal(err)
+		}
+		if mmap != 268435456 {
+			t.Errorf("connection %d: mmap_size=%d: the database is read through SQLite's own page cache", i, mmap)
+		}
 		if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
 			t.Fatal(err)
 		}
@@ -183,4 +190,59 @@ func explain(ctx context.Context, t *testing.T, s *Store, q string) string {
 		b.WriteString(detail + "\n")
 	}
 	return b.String()
+}
+
+// Opening a store that is up to date takes no write lock: a console started while a sweep
+// holds a write transaction opens at once, and reads, rather than wait on the writer.
+func TestOpenUpToDateTakesNoWriteLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sailtui.db")
+	if inWAL(path) {
+		t.Fatal("a file that is not there reads as in WAL mode")
+	}
+	writer := openAt(t, path)
+	defer writer.Close()
+	if !inWAL(path) {
+		t.Fatal("a store's file does not read as in WAL mode")
+	}
+	ctx := t.Context()
+	c, err := writer.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer c.ExecContext(context.Background(), "ROLLBACK")
+	octx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	begun := time.Now()
+	s, err := Open(octx, path)
+	if err != nil {
+		t.Fatalf("open while another connection writes: %v (after %s)", err, time.Since(begun).Round(time.Millisecond))
+	}
+	defer s.Close()
+	if _, err := s.ListProjectsChangedSince(octx, 0); err != nil {
+		t.Fatalf("read while another connection writes: %v", err)
+	}
+}
+
+// A database file in the rollback journal is switched to WAL when opened.
+func TestOpenSwitchesRollbackFileToWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE t (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if inWAL(path) {
+		t.Fatal("a rollback-journal file reads as in WAL mode")
+	}
+	openAt(t, path).Close()
+	if !inWAL(path) {
+		t.Fatal("open left the file out of WAL mode")
+	}
 }
