@@ -45,6 +45,9 @@ type liveState struct {
 	scheduled bool
 	// cursor is where the next incremental read starts (0: nothing read yet, a full list).
 	cursor int64
+	// first, when set, brings the first full read, started before the program ran: the first
+	// reload takes it rather than read again.
+	first <-chan tea.Msg
 	// changed collects the projects named by events since the last reload.
 	changed map[string]bool
 	// after delivers msg once d has passed; tests replace it to see what was scheduled
@@ -129,13 +132,32 @@ func (m *model) reload() tea.Cmd {
 		return nil
 	}
 	m.live.loading = true
-	ctx, src, asked, cursor := m.env.ctx, m.env.src, m.env.now, m.live.cursor
+	if first := m.live.first; first != nil && m.live.cursor == 0 {
+		m.live.first = nil
+		return func() tea.Msg { return <-first }
+	}
+	return m.load(m.live.cursor)
+}
+
+// load is the read of what changed since cursor (everything, from 0).
+func (m *model) load(cursor int64) func() tea.Msg {
+	ctx, src, asked := m.env.ctx, m.env.src, m.env.now
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
 		defer cancel()
 		ch, err := src.ProjectsChangedSince(ctx, cursor)
 		return projectsLoadedMsg{ch: ch, err: err, full: cursor == 0, asked: asked}
 	}
+}
+
+// startFirstLoad starts the first full read now, before the program and the terminal are set
+// up, for the first reload to take: that set-up took 5-20 ms here before the read began, and
+// the read need not wait for it (issue 19).
+func (m *model) startFirstLoad() {
+	first := make(chan tea.Msg, 1)
+	load := m.load(0)
+	go func() { first <- load() }()
+	m.live.first = first
 }
 
 // requestReload asks for a reload soon, merging every request until then into one.

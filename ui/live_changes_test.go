@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -329,5 +330,31 @@ func TestStoppedWatcherLeavesSuccessorsClaim(t *testing.T) {
 	var none *currentFlag
 	if none.held() {
 		t.Fatal("no flag reads as held")
+	}
+}
+
+// The first full read starts before the program runs, and the first reload takes its answer
+// rather than read the store again; later reloads read from the cursor as before.
+func TestFirstReadStartedEarly(t *testing.T) {
+	src := newFakeSource(genProjects(20))
+	h := newHarness(t, src, Options{}, true)
+	h.m.startFirstLoad()
+	h.start(120, 24)
+	if n := src.listCalls.Load(); n != 1 {
+		t.Fatalf("the first list read the store %d times, want the one started early", n)
+	}
+	if !strings.Contains(h.plainView(), "20 projects:") || h.m.live.cursor == 0 {
+		t.Fatalf("the early read's answer was not taken (cursor %d):\n%s", h.m.live.cursor, h.plainView())
+	}
+	hib := 0
+	for _, p := range src.projects {
+		if p.Status == engine.StatusHibernated {
+			hib++
+		}
+	}
+	src.setStatus(src.projects[0].ID, engine.StatusHibernated) // active in genProjects
+	h.run(h.m.reload())
+	if n := src.listCalls.Load(); n != 2 || !strings.Contains(h.plainView(), fmt.Sprintf("hibernated %d ", hib+1)) {
+		t.Fatalf("a reload after the first: %d reads, screen:\n%s", n, h.plainView())
 	}
 }

@@ -74,6 +74,7 @@ func Run(ctx context.Context, eng *engine.Engine, opts Options) error {
 		debug.SetGCPercent(m.live.loadGCPercent) // GC off or a limit-only set-up: leave it
 		m.live.loadGCPercent = 0
 	}
+	m.startFirstLoad()
 	_, err = tea.NewProgram(m, tea.WithContext(ctx), tea.WithFPS(consoleFPS)).Run()
 	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		// Cancelled from outside (a signal in main): not a console failure.
