@@ -88,17 +88,20 @@ $(K9S):
 ## time it takes.
 test: deps tools lint
 	$(GO) -C $(UV_PATCHED) test -count=1 .
+	$(GO) -C $(TEA_PATCHED) test -count=1 .
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 50m ./cmd/sailtui/ ./...
 
-# The patched renderer library (its own module, so ./... leaves it out): its test checks the
-# patch against the published code.
-UV_PATCHED := ui/third_party/ultraviolet
+# The patched renderer library and Bubble Tea (modules of their own, so ./... leaves them out):
+# their tests check the patches against the published code.
+UV_PATCHED  := ui/third_party/ultraviolet
+TEA_PATCHED := ui/third_party/bubbletea
 
 ## Quick loops, one per part. test-unit needs no real part beyond the filesystem (SQLite, the
 ## directory store): seconds. It includes the headless run and the metrics of cmd/sailtui, which
 ## are tested without the binary.
 test-unit:
 	$(GO) -C $(UV_PATCHED) test -count=1 .
+	$(GO) -C $(TEA_PATCHED) test -count=1 .
 	$(GOTEST) ./engine/... ./ui/... ./theme/... ./backends/sqlite/ ./backends/dirstore/ ./backends/internal/... ./cmd/sailtui/internal/...
 test-engine:
 	$(GOTEST) -race ./engine/...

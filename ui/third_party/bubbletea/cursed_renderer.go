@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/colorprofile"
 	uv "github.com/charmbracelet/ultraviolet"
@@ -35,6 +36,9 @@ type cursedRenderer struct {
 	starting      bool // indicates whether the renderer is starting after being stopped
 	pendingErase  bool // an scr.Erase() is pending and hasn't been drained by flush yet
 	noInput       bool // whether input is disabled, in which case keyboard enhancement queries are pointless
+	// drawn is the lines of the content last drawn into cellbuf when each of them stands
+	// alone (standsAlone), nil otherwise: the next frame redraws only the lines that differ.
+	drawn []string
 }
 
 var _ renderer = &cursedRenderer{}
@@ -327,6 +331,11 @@ func (s *cursedRenderer) flush(closing bool) error {
 		// No changes, nothing to do.
 		return nil
 	}
+	// The buffer holds the last frame as drawn, line for line, unless the renderer starts
+	// again, an erase is pending, the size changed or the screen is not the alt screen
+	// (where lines are dropped from the top below).
+	sameScreen := !s.starting && !s.pendingErase && frameArea == s.cellbuf.Bounds() &&
+		s.lastView != nil && s.lastView.AltScreen && view.AltScreen
 
 	// We're no longer starting.
 	s.starting = false
@@ -346,9 +355,13 @@ func (s *cursedRenderer) flush(closing bool) error {
 	}
 
 	// Clear our screen buffer before copying the new frame into it to ensure
-	// we erase any old content.
-	s.cellbuf.Clear()
-	content.Draw(s.cellbuf, s.cellbuf.Bounds())
+	// we erase any old content. Or, where each line stands alone, redraw only the lines that
+	// changed: the rest are in the buffer already, and the renderer compares only the lines
+	// touched.
+	if !s.drawChanged(view.Content, frameArea, sameScreen) {
+		s.cellbuf.Clear()
+		content.Draw(s.cellbuf, s.cellbuf.Bounds())
+	}
 
 	// If the frame height is greater than the screen height, we drop the
 	// lines from the top of the buffer.
@@ -944,4 +957,79 @@ func keyboardEnhancementsFlags(ke KeyboardEnhancements) int {
 		flags |= ansi.KittyReportAssociatedKeys
 	}
 	return flags
+}
+
+// drawChanged draws into the cell buffer the lines of text that differ from those drawn last
+// (s.drawn), when it holds them (same) and every line of both stands alone; it reports whether
+// it did, else the caller draws the whole frame. Either way s.drawn is left holding text's
+// lines, or nil when one of them does not stand alone.
+//
+// Why: an idle console's frame changes a column of a line or two ("5m ago"), and parsing and
+// comparing every line of the screen again was most of its cost (sailtui, issue 19).
+func (s *cursedRenderer) drawChanged(text string, area uv.Rectangle, same bool) bool {
+	text = strings.ReplaceAll(text, "\r\n", "\n") // as StyledString.Draw does
+	lines := strings.Split(text, "\n")
+	prev := s.drawn
+	s.drawn = nil
+	if len(lines) > area.Dy() {
+		return false
+	}
+	for _, l := range lines {
+		if !standsAlone(l) {
+			return false
+		}
+	}
+	s.drawn = lines
+	if !same || len(prev) != len(lines) {
+		return false
+	}
+	w := area.Dx()
+	for y, l := range lines {
+		if l != prev[y] {
+			uv.NewStyledString(l).Draw(s.cellbuf, uv.Rect(0, y, w, 1))
+		}
+	}
+	return true
+}
+
+// standsAlone reports whether line draws the same cells whatever line came before it, and
+// leaves nothing for the next: its last escape sequence, if any, resets the style (SGR 0, as
+// Lip Gloss ends every styled line); it holds no hyperlink, no device-control, application or
+// privacy string (carried to the next glyph) and no C1 control; and it does not begin with a
+// zero-width character (folded into the cell before it, the end of the line above).
+func standsAlone(line string) bool {
+	if i := strings.LastIndexByte(line, ansi.ESC); i >= 0 &&
+		!strings.HasPrefix(line[i:], "\x1b[m") && !strings.HasPrefix(line[i:], "\x1b[0m") {
+		return false
+	}
+	for _, intro := range []string{"\x1b]", "\x1bP", "\x1b_", "\x1b^", "\x1bX"} {
+		if strings.Contains(line, intro) {
+			return false
+		}
+	}
+	first := true
+	for i := 0; i < len(line); {
+		if line[i] == ansi.ESC {
+			if i+1 >= len(line) || line[i+1] != '[' {
+				return false // not a CSI sequence: left to the whole frame's parse
+			}
+			// A CSI sequence: parameters and intermediates, then its final byte.
+			j := i + 2
+			for j < len(line) && (line[j] < 0x40 || line[j] > 0x7e) {
+				j++
+			}
+			i = j + 1
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(line[i:])
+		if (r >= 0x80 && r <= 0x9f) || (r == utf8.RuneError && n == 1) {
+			return false // a C1 control, or a byte a decoder may take for one
+		}
+		if first && ansi.StringWidth(string(r)) == 0 {
+			return false
+		}
+		first = false
+		i += n
+	}
+	return true
 }
