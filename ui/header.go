@@ -36,8 +36,8 @@ type header struct {
 	// checked is when the watcher last found the store unchanged (Unix nanoseconds; nil or
 	// 0: never): the list is as fresh as that.
 	checked *atomic.Int64
-	// current is true while the watcher waits on the store's notices of writes, having read
-	// it since the last: the list is current now.
+	// current is held while a watcher waits on the store's notices of writes, having read it
+	// since the last: the list is current now.
 	current *currentFlag
 }
 
