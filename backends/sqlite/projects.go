@@ -194,8 +194,7 @@ func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
 	parts := min(max(n/listPartRows, 1), listParts)
 	if parts == 1 {
 		out := engine.ProjectChanges{Projects: make([]engine.Project, 0, n)}
-		rows, err := s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects WHERE status <> 'deleted'`)
-		if err := scanChanges(rows, err, &out); err != nil {
+		if err := s.scanMapped(ctx, &out, `SELECT `+projectCols+`, change_seq FROM projects WHERE status <> 'deleted'`); err != nil {
 			return fail(err)
 		}
 		return out, nil
@@ -247,9 +246,8 @@ func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
 			if listPartStarting != nil {
 				listPartStarting(i)
 			}
-			rows, err := s.db.QueryContext(ctx, `SELECT `+projectCols+`, change_seq FROM projects
+			errs[i] = s.scanMapped(ctx, &got[i], `SELECT `+projectCols+`, change_seq FROM projects
 				WHERE status <> 'deleted' AND rowid >= ? AND rowid < ?`, from, to)
-			errs[i] = scanChanges(rows, err, &got[i])
 		})
 	}
 	wg.Wait()
@@ -272,6 +270,29 @@ func (s *Store) listLive(ctx context.Context) (engine.ProjectChanges, error) {
 		out.Projects = append(out.Projects, g.Projects...)
 	}
 	return out, nil
+}
+
+// scanMapped runs query on a connection of its own that reads the database file through a
+// memory map for this read only, and appends its projects to out (scanChanges).
+//
+// Why: the whole list is read in a fresh process (the console's first), where every page of
+// heap first touched is a page fault (10-25 µs each on this VM), and SQLite copies each page it
+// reads into a page cache of its own. Mapped, the file's pages come from the kernel's cache 16
+// at a fault: the first read of 10k projects took 77-88 ms instead of 97-117 (issue 19). The
+// map is dropped before the connection goes back to the pool, since it keeps every page read
+// in the process's resident memory, once per connection that mapped it.
+func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, query string, args ...any) error {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "PRAGMA mmap_size = 268435456"); err != nil {
+		return fmt.Errorf("map the database: %w", err)
+	}
+	defer func() { _, _ = c.ExecContext(context.WithoutCancel(ctx), "PRAGMA mmap_size = 0") }()
+	rows, err := c.QueryContext(ctx, query, args...)
+	return scanChanges(rows, err, out)
 }
 
 // scanChanges appends the projects of rows (projectCols and change_seq) to out, moving its

@@ -83,7 +83,6 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 	q := url.Values{}
 	q.Set("mode", "ro")
 	q.Set("immutable", "1")
-	q.Add("_pragma", mmapPragma)
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?"+q.Encode())
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store %s read-only: %w", path, err)
@@ -113,14 +112,6 @@ const idleConns = 8
 
 func keepConns(db *sql.DB) { db.SetMaxIdleConns(idleConns) }
 
-// mmapPragma has SQLite read the database file through a memory map rather than copy its pages
-// into a page cache of its own: the console's first list reads the whole projects table, and a
-// fresh process pays a page fault for every page of heap it first touches (on this VM a fault
-// costs 10-25 µs). Mapped, the file's pages come from the kernel's cache 16 at a fault; at 10k
-// projects the first read took 90 ms instead of 120 (issue 19). Writes still go through the
-// WAL as before; a mapping only covers the file's size, far below this limit.
-const mmapPragma = "mmap_size(268435456)"
-
 // buildDSN sets, on every pooled connection: BEGIN IMMEDIATE for write transactions (a deferred
 // transaction that later upgrades to a write lock can fail with SQLITE_BUSY instead of waiting),
 // the busy timeout and foreign keys. WAL is a property of the file, set once by enableWAL.
@@ -140,7 +131,6 @@ func buildDSN(path string) (string, error) {
 	q.Set("_busy_timeout", fmt.Sprint(busyTimeout.Milliseconds()))
 	q.Set("_foreign_keys", "on")
 	q.Set("_synchronous", "NORMAL")
-	q.Add("_pragma", mmapPragma)
 	return path + "?" + q.Encode(), nil
 }
 
