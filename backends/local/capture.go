@@ -3,6 +3,7 @@ package local
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,7 +24,14 @@ import (
 // like the container, so it outlives the console as the container does. It is not in the
 // container's process group: a stop's signals do not reach it, it ends when the last of the
 // container's processes closes its output, after writing what they wrote last.
+//
+// The container starts only once the capture process says it reads (a byte on captureReadyFD):
+// starting it takes this program's start, tens of milliseconds and far more on a loaded
+// machine, and lines written before would wait in the pipe and carry the time they were read.
 const captureEnv = "SAILTUI_LOCAL_LOG_CAPTURE"
+
+// captureReadyFD is the capture process's end of the ready pipe (its first extra file).
+const captureReadyFD = 3
 
 const (
 	// captureIdle is how long a line without its newline waits for the rest before it is
@@ -34,6 +42,9 @@ const (
 	// captureDrain bounds how long a stop or an exit waits for the capture process to write
 	// the container's last lines before its marker goes in.
 	captureDrain = 2 * time.Second
+	// captureReadyWait bounds how long a start waits for the capture process to read. Past
+	// it the container starts anyway: its lines are all kept, the first ones with late times.
+	captureReadyWait = 10 * time.Second
 )
 
 func init() {
@@ -67,6 +78,10 @@ func runCapture(path string, limit int64) int {
 			}
 		}
 	}()
+	if ready := os.NewFile(captureReadyFD, "ready"); ready != nil {
+		_, _ = ready.Write([]byte{1})
+		_ = ready.Close()
+	}
 	var (
 		partial   []byte
 		partialAt time.Time
@@ -144,15 +159,22 @@ func (r *Runtime) startCapture(path string) (*os.File, *capture, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		_, _ = pr.Close(), pw.Close()
+		return nil, nil, err
+	}
+	defer readyR.Close()
 	cmd := exec.Command(exe, path, strconv.FormatInt(r.logMax(), 10))
 	// One thread is plenty for copying a pipe; it keeps the process small (about 3.5 MiB of
 	// its own memory, the program's text shared).
 	cmd.Env = []string{captureEnv + "=1", "GOMAXPROCS=1"}
 	cmd.Dir = "/" // not the project tree, which a teardown removes
 	cmd.Stdin = pr
+	cmd.ExtraFiles = []*os.File{readyW} // captureReadyFD
 	cmd.SysProcAttr = detachedAttr()
 	err = cmd.Start()
-	_ = pr.Close()
+	_, _ = pr.Close(), readyW.Close()
 	if err != nil {
 		_ = pw.Close()
 		return nil, nil, fmt.Errorf("start output capture: %w", err)
@@ -163,7 +185,28 @@ func (r *Runtime) startCapture(path string) (*os.File, *capture, error) {
 		_ = cmd.Wait()
 		close(c.done)
 	}()
+	if err := awaitReady(readyR, captureReadyWait); err != nil {
+		_ = pw.Close()
+		return nil, nil, fmt.Errorf("start output capture: %w", err)
+	}
 	return pw, c, nil
+}
+
+// awaitReady waits for the capture process's ready byte. An end without it means the process
+// died before reading, and a container writing to its pipe would die of SIGPIPE; a slow
+// process only costs the first lines their exact times, so the wait's end is not an error.
+func awaitReady(ready *os.File, wait time.Duration) error {
+	_ = ready.SetReadDeadline(time.Now().Add(wait))
+	var b [1]byte
+	n, err := ready.Read(b[:])
+	switch {
+	case n == 1:
+		return nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil
+	default:
+		return fmt.Errorf("it exited before reading (%v)", err)
+	}
 }
 
 // waitCaptured waits (bounded) for the capture process of rec to have written everything.

@@ -147,3 +147,77 @@ func TestLogDirInsideProjectsRefused(t *testing.T) {
 		t.Fatalf("New with LogDir inside ProjectsDir: %v", err)
 	}
 }
+
+// slowCaptureDir in a log path makes the capture process started for it sleep before it
+// reads, as a loaded machine makes it: package variables initialise before the init that
+// takes over as the capture process.
+const slowCaptureDir = "slow-capture"
+
+var _ = func() int {
+	if os.Getenv(captureEnv) == "1" && len(os.Args) == 3 && strings.Contains(os.Args[1], slowCaptureDir) {
+		time.Sleep(2 * time.Second)
+	}
+	return 0
+}()
+
+// A line written at once by a container whose capture process is slow to start still carries
+// the time it was written: the container starts only once its output is read.
+func TestLogTimeOfFirstLineWithSlowCapture(t *testing.T) {
+	f := newFixture(t)
+	f.cfg.LogDir = filepath.Join(t.TempDir(), slowCaptureDir)
+	f.r = newTestRuntime(t, f.cfg)
+	stamp := filepath.Join(t.TempDir(), "written")
+	f.start("early", `date +%s%N > `+stamp+`; echo one; exec sleep 300`)
+	waitFor(t, "the first line", func() bool { return f.output("early") == "one\n" })
+	b, err := os.ReadFile(stamp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns int64
+	if _, err := fmt.Sscan(string(b), &ns); err != nil {
+		t.Fatalf("the container's clock %q: %v", b, err)
+	}
+	written := time.Unix(0, ns)
+	rc, err := f.r.Logs(t.Context(), f.p, engine.Container{Name: "early"}, engine.LogOptions{Timestamps: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	for _, line := range strings.Split(readAll(t, rc), "\n") {
+		at, text, ok := engine.ParseLogLine([]byte(line))
+		if !ok || string(text) != "one" {
+			continue
+		}
+		if late := at.Sub(written); late > time.Second {
+			t.Errorf("one carries a time %v after it was written: the time it was read, not written", late)
+		}
+		return
+	}
+	t.Fatal("no line one in the log with times")
+}
+
+// A capture process that died before reading fails the start (its container would die of
+// SIGPIPE at its first line); one that is only slow does not.
+func TestAwaitCaptureReady(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		writer  func(w *os.File)
+		wantErr bool
+	}{
+		{"ready", func(w *os.File) { _, _ = w.Write([]byte{1}); _ = w.Close() }, false},
+		{"died", func(w *os.File) { _ = w.Close() }, true},
+		{"slow", func(w *os.File) { t.Cleanup(func() { _ = w.Close() }) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			tc.writer(w)
+			if err := awaitReady(r, 100*time.Millisecond); (err != nil) != tc.wantErr {
+				t.Errorf("awaitReady: %v, want an error: %v", err, tc.wantErr)
+			}
+		})
+	}
+}
