@@ -974,8 +974,10 @@ func (s *cursedRenderer) drawChanged(text string, area uv.Rectangle, same bool) 
 	if len(lines) > area.Dy() {
 		return false
 	}
-	for _, l := range lines {
-		if !standsAlone(l) {
+	// Every line of prev stood alone: a line unchanged since needs no second look.
+	seen := len(prev) == len(lines)
+	for y, l := range lines {
+		if (!seen || l != prev[y]) && !standsAlone(l) {
 			return false
 		}
 	}
