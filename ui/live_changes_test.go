@@ -116,15 +116,7 @@ func TestWatcherSpeaksOnlyOfChanges(t *testing.T) {
 		t.Errorf("the watcher read the store %d times in 200 ms at 10 ms, want several", n)
 	}
 	src.setStatus(ps[2].ID, engine.StatusHibernated)
-	select {
-	case msg := <-got:
-		h.send(msg)
-	case <-time.After(time.Second):
-		t.Fatal("the watcher did not see a change within a second")
-	}
-	if row := lineWith(h.plainView(), ps[2].Slug); !strings.Contains(row, "hibernated") {
-		t.Errorf("after the watcher's news %s reads %q", ps[2].Slug, row)
-	}
+	watcherNews(t, h, got, ps[2].Slug, "")
 
 	// A load replaces the running watcher: the old one stops and its answer is ignored.
 	old := h.m.watch()
@@ -274,15 +266,7 @@ func TestWatcherWaitsForWrites(t *testing.T) {
 	src.setStatus(ps[2].ID, engine.StatusHibernated)
 	silentFor(t, got, 100*time.Millisecond, "before it was told of the write")
 	src.writes <- struct{}{}
-	select {
-	case msg := <-got:
-		h.send(msg)
-	case <-time.After(time.Second):
-		t.Fatal("the watcher did not see a change within a second of the notice")
-	}
-	if row := lineWith(h.plainView(), ps[2].Slug); !strings.Contains(row, "hibernated") {
-		t.Errorf("after the watcher's news %s reads %q", ps[2].Slug, row)
-	}
+	watcherNews(t, h, got, ps[2].Slug, " of the notice")
 
 	// When the notices stop, the watcher goes back to reading on the clock.
 	close(src.writes)
@@ -301,6 +285,21 @@ func runWatcher(h *harness) <-chan tea.Msg {
 	cmd := h.m.watch()
 	go func() { got <- cmd() }()
 	return got
+}
+
+// watcherNews waits a second at most for the watcher's answer, gives it to the console and
+// checks the console then shows slug hibernated.
+func watcherNews(t *testing.T, h *harness, got <-chan tea.Msg, slug, since string) {
+	t.Helper()
+	select {
+	case msg := <-got:
+		h.send(msg)
+	case <-time.After(time.Second):
+		t.Fatalf("the watcher did not see a change within a second%s", since)
+	}
+	if row := lineWith(h.plainView(), slug); !strings.Contains(row, "hibernated") {
+		t.Errorf("after the watcher's news %s reads %q", slug, row)
+	}
 }
 
 // silentFor fails the test when the watcher speaks within d.
