@@ -85,11 +85,13 @@ $(K9S):
 
 ## test: everything, against the real parts (see README "Tests"). cmd/sailtui is named first
 ## so that go test starts it first: it is the longest package by far, and the others fit in the
-## time it takes.
+## time it takes. Its long tests on real parts mostly wait (containers, pods, HTTP), so up to
+## TEST_PARALLEL of those marked parallel run at once rather than GOMAXPROCS (2 here).
+TEST_PARALLEL ?= 4
 test: deps tools lint
 	$(GO) -C $(UV_PATCHED) test -count=1 .
 	$(GO) -C $(TEA_PATCHED) test -count=1 .
-	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -timeout 50m ./cmd/sailtui/ ./...
+	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -parallel $(TEST_PARALLEL) -timeout 50m ./cmd/sailtui/ ./...
 
 # The patched renderer library and Bubble Tea (modules of their own, so ./... leaves them out):
 # their tests check the patches against the published code.

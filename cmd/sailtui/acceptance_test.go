@@ -57,6 +57,7 @@ func (c *cli) project(slug string) jsonProject {
 // TestAcceptanceLifecycle walks the acceptance path through the command line: create from
 // a directory, start, reach it over HTTP, exec, snapshot, hibernate, wake, restore.
 func TestAcceptanceLifecycle(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.env = []string{"SAILTUI_DEFAULT_COMMAND=" + selfCommand()}
 	src := writeSource(t)

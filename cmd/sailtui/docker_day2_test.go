@@ -94,6 +94,7 @@ func onNetwork(t *testing.T, dcli *client.Client, name, network string) bool {
 // (its running containers and the router disconnected first, as docker requires), start brings
 // back the network, every container's place on it (under its name) and the router's connection.
 func TestDockerStartReconciles(t *testing.T) {
+	t.Parallel()
 	slug := "recon-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
 	prefix, tok := dockerPrefix(t, c)
@@ -170,6 +171,7 @@ func TestDockerStartReconciles(t *testing.T) {
 // create) with a message naming the first; a Docker container of that name whose labels say it
 // is another project's is neither advised for removal nor touched, whatever the command.
 func TestDockerNamesNeverCollide(t *testing.T) {
+	t.Parallel()
 	x := "nc" + randSuffix(t)
 	xa := x + "-a"
 	c, dcli := dockerCLI(t, x, xa)
@@ -246,6 +248,7 @@ func (c *cli) runWithin(d time.Duration, stdin io.Reader, args ...string) result
 // TestDockerLogsOutliveStop (issue 20, item 4): a stop removes the Docker container, and its
 // log stays readable: logs prints it (--tail too), logs -f prints it and returns with a note.
 func TestDockerLogsOutliveStop(t *testing.T) {
+	t.Parallel()
 	slug := "logs-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
 	c.ok("project", "create", slug)
@@ -286,6 +289,7 @@ func TestDockerLogsOutliveStop(t *testing.T) {
 // their log is kept beside the state (not in the project's files), goes on after the wake
 // with markers, is in no snapshot and goes with the project.
 func TestDockerLogsKeptAcrossHibernation(t *testing.T) {
+	t.Parallel()
 	dcli := dockertest.Client(t)
 	img := dockertest.Image(t, dcli)
 	prefix := "sailtui-" + dockertest.Token(t, dcli)
@@ -302,6 +306,7 @@ func TestDockerLogsKeptAcrossHibernation(t *testing.T) {
 // TestDockerExecStreams (issue 20, item 5): exec's output arrives as the command writes it,
 // piped input reaches the command (to its end), and --help says what happens to stdin and TTYs.
 func TestDockerExecStreams(t *testing.T) {
+	t.Parallel()
 	slug := "exec-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
 	c.ok("project", "create", slug)
@@ -445,6 +450,7 @@ func TestDockerStablePorts(t *testing.T) {
 // machine reaches it while it runs; an exited container shows its exit code (0 too), in the
 // table and in JSON.
 func TestDockerPortAndExitCode(t *testing.T) {
+	t.Parallel()
 	slug := "port-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
 	c.ok("project", "create", slug, "--from", writeDockerSource(t))
@@ -542,6 +548,7 @@ func TestDockerPortAndExitCode(t *testing.T) {
 // once the network is free hibernate finishes the teardown from the snapshot it took, leaving the
 // foreign container alone; wake then brings the project back.
 func TestDockerFailedHibernationNextStep(t *testing.T) {
+	t.Parallel()
 	slug := "fail-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
 	prefix, tok := dockerPrefix(t, c)

@@ -43,6 +43,7 @@ type jsonServiceContainer struct {
 // name; the service's data survives hibernate/wake and a manual snapshot's restore; and
 // hibernation leaves no container, network or volume behind.
 func TestDockerServicesEndToEnd(t *testing.T) {
+	t.Parallel()
 	slug := "svc-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
 	c.env = append(c.env, "SAILTUI_DOCKER_LABELS=team=core, cost-center=42")

@@ -114,6 +114,7 @@ func composePS(t *testing.T, state, slug string) []string {
 // project cannot reach them, hibernate leaves no container, network or directory behind, and
 // wake brings back the same bytes and both containers.
 func TestDockerEndToEnd(t *testing.T) {
+	t.Parallel()
 	slug := "dock-" + randSuffix(t)
 	other := "other-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug, other)
@@ -197,6 +198,7 @@ func TestDockerEndToEnd(t *testing.T) {
 // no container, network or volume behind, and wake brings back the same bytes in a new volume,
 // which the containers can change.
 func TestDockerVolumesEndToEnd(t *testing.T) {
+	t.Parallel()
 	slug := "dvol-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
 	c.env = append(c.env, "USE_DOCKER_VOLUMES=true")

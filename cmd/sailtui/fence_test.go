@@ -22,6 +22,7 @@ import (
 // operations in another, as two processes on one database. The fence lives in the store, so
 // each store gets the same rounds.
 func TestPostgresFenceAcknowledgedWritesSurvive(t *testing.T) {
+	t.Parallel()
 	state := t.TempDir()
 	dsn := pgtest.Start(t)
 	writers := openPG(t, state, dsn, "writers")
@@ -94,6 +95,7 @@ func TestFenceCLISlowPutAcrossHibernate(t *testing.T) {
 // The same rounds in docker mode: puts go to the project's host directory, execs run in the
 // container, and hibernation removes the containers and the directory.
 func TestDockerFenceAcknowledgedWritesSurvive(t *testing.T) {
+	t.Parallel()
 	dcli := dockertest.Client(t)
 	img := dockertest.Image(t, dcli)
 	prefix := "sailtui-" + dockertest.Token(t, dcli)

@@ -526,6 +526,7 @@ func TestHeadlessPurgeRemovesLeftoversOfKilledWriters(t *testing.T) {
 // In kubernetes mode a sweep follows the sweeper's policy (kubernetes.Config.SweepOptions): a
 // wake whose process died is reported as skipped, left for the next wake, which finishes it.
 func TestHeadlessKubernetesLeavesInterruptedWake(t *testing.T) {
+	t.Parallel()
 	c, _ := kubeCLI(t)
 	slug := "kube-left-" + randSuffix(t)
 	c.ok("project", "create", slug, "--owner", "tester")

@@ -34,6 +34,7 @@ func kubeCLI(t *testing.T) (*cli, *k8stest.Cluster) {
 // kept), wake (a fresh namespace with the PVC from the snapshot), purge (snapshot objects gone).
 // Nothing here execs into a pod: there is no kubelet to run one.
 func TestKubernetesEndToEnd(t *testing.T) {
+	t.Parallel()
 	c, cl := kubeCLI(t)
 	ctx := t.Context()
 	slug := "kube-" + randSuffix(t)

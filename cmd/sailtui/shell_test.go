@@ -147,6 +147,7 @@ func TestConsoleShellReadOnly(t *testing.T) {
 // In docker mode, exec -it and the console's e reach a shell in the container itself: its
 // own user and directory, the terminal sized and resized.
 func TestDockerExecTerminal(t *testing.T) {
+	t.Parallel()
 	slug := "tty-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
 	c.ok("project", "create", slug, "--from", writeDockerSource(t), "--owner", "tester")

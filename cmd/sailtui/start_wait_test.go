@@ -117,6 +117,7 @@ func TestCLIStartWaitsForPort(t *testing.T) {
 // a container that runs but does not listen still fails the start at the timeout, and
 // containers ls tells it from one that serves.
 func TestDockerStartNeverListens(t *testing.T) {
+	t.Parallel()
 	slug := "mute-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
 	c.ok("project", "create", slug)
