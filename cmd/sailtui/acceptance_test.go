@@ -152,6 +152,7 @@ func TestAcceptanceLifecycle(t *testing.T) {
 
 // TestTimelineLimit: the sixth manual snapshot is refused with the limit and the way out.
 func TestTimelineLimit(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "limits")
 	c.ok("files", "put", "limits", "a.txt")
@@ -185,6 +186,7 @@ func TestTimelineLimit(t *testing.T) {
 
 // TestSweepDryRun lists what it would hibernate and changes nothing.
 func TestSweepDryRun(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "idle-one")
 	c.ok("project", "create", "idle-two")

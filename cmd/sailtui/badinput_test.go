@@ -11,6 +11,7 @@ import (
 
 // Bad input gets a clear error that says what was wrong and what to do, and loses nothing.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "solid")
 	c.ok("files", "put", "solid", "keep.txt")
@@ -60,6 +61,7 @@ func TestBadInput(t *testing.T) {
 // A broken TESSLATE.md is refused where it is read: at create (naming the file and its line,
 // nothing made), and at start when one is put into a project later; the project stays usable.
 func TestBrokenTesslate(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	src := t.TempDir()
 	broken := "# App\n\n## Development Server\n\n```bash\nnpm run dev\n"

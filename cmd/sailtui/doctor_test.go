@@ -28,6 +28,7 @@ func (d jsonDoctor) find(check, project string) *engine.Finding {
 // operation whose holder was killed, an archive of no snapshot, a snapshot whose archive is
 // gone), gives the command for each, and --fix sets right the safe ones without deleting.
 func TestDoctor(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	if r := c.run("doctor"); r.code != 0 || !strings.Contains(r.stdout, "no findings") {
 		t.Fatalf("doctor on a new state: exit %d\n%s%s", r.code, r.stdout, r.stderr)

@@ -119,6 +119,7 @@ func TestCLIArgumentErrors(t *testing.T) {
 // Snapshot commands take a label or a unique ID prefix as well as the ID; an ambiguous one
 // lists the candidates and changes nothing.
 func TestCLISnapshotByLabelOrPrefix(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "shop")
 	snap := func(args ...string) snapshotRow {
@@ -193,6 +194,7 @@ func TestCLIConfigSources(t *testing.T) {
 // A deleted snapshot comes back with snapshot undelete; a removed project with project
 // undelete (hibernated on its final snapshot), and a wake restores its files.
 func TestCLIUndelete(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "shop")
 	c.runIn(strings.NewReader("v1"), nil, "files", "put", "shop", "f.txt")

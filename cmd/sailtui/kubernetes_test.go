@@ -153,6 +153,7 @@ func writeKubeconfig(t *testing.T, server string) string {
 // Ingresses' TLS secret is warned about when it is created (and in describe); with
 // K8S_COPY_TLS_SECRET_FROM the secret is copied in at start and nothing is warned.
 func TestKubernetesTLSSecretWarnedAndCopied(t *testing.T) {
+	t.Parallel()
 	c, cl := kubeCLI(t) // K8S_WILDCARD_TLS_SECRET=wild
 	ctx := t.Context()
 	slug := "tls-" + randSuffix(t)

@@ -11,6 +11,7 @@ import (
 // Invariant 10 (snapshots are point in time) in docker mode: docker pause instead of SIGSTOP,
 // the tree in a host directory. The engine's own test runs the same body on the local runtime.
 func TestDockerSnapshotPointInTime(t *testing.T) {
+	t.Parallel()
 	dcli := dockertest.Client(t)
 	img := dockertest.Image(t, dcli)
 	tok := dockertest.Token(t, dcli)

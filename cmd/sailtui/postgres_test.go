@@ -29,6 +29,7 @@ func openPG(t *testing.T, state, dsn, owner string, tweaks ...func(*engine.Confi
 // once, one hibernation snapshot each, no deadlock, no error. The global lock is bypassed so the
 // sweeps really overlap and only the claims keep them apart.
 func TestPostgresFourSweeps(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Start(t)
 	state := t.TempDir()
 	const n = 500

@@ -141,6 +141,7 @@ func TestDockerStartNeverListens(t *testing.T) {
 // failed", its containers pane shows the exit code and which ports do not answer, and a
 // start from the console that fails says why. (issue 17, item 1)
 func TestConsoleStartFailure(t *testing.T) {
+	t.Parallel()
 	c := newCLI(t)
 	c.ok("project", "create", "shop")
 	c.ok("container", "add", "shop", "web", "--dir", ".", "--port", "8080", "--command", "echo boom; exit 3")
