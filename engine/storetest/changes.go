@@ -66,13 +66,39 @@ func testChangedSinceFirstRead(t *testing.T, s engine.Store) {
 	b := createActive(t, s, "b", t0.Add(time.Minute))
 	gone := createActive(t, s, "gone", t0)
 	softDelete(t, s, gone)
+	// The fields most projects leave empty, set, as a failed hibernation leaves a project
+	// (failed) and a claim after it (held): the lists read those columns in a way of their own.
+	failed := createActive(t, s, "failed", t0)
+	ctx := t.Context()
+	if _, err := s.ClaimProject(ctx, failed.ID, claimFor("op-1", []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReleaseProject(ctx, failed.ID, engine.Release{OpID: "op-1", To: engine.StatusFailed, Reason: "snapshot failed: disk full",
+		Now: t0, SetHibernationSnapshot: true, HibernationSnapshot: "snap-1"}); err != nil {
+		t.Fatal(err)
+	}
+	failed = get(t, s, failed.ID)
+	held := hold(t, s, failed, "op-2")
+	failed = createActive(t, s, "failed-2", t0)
+	if _, err := s.ClaimProject(ctx, failed.ID, claimFor("op-3", []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReleaseProject(ctx, failed.ID, engine.Release{OpID: "op-3", To: engine.StatusFailed, Reason: "snapshot failed: disk full", Now: t0}); err != nil {
+		t.Fatal(err)
+	}
+	failed = get(t, s, failed.ID)
 
 	got, cursor := changes(t, s, 0)
-	if len(got) != 2 {
-		t.Fatalf("first read lists %d projects, want a and b: %v", len(got), got)
+	if len(got) != 4 {
+		t.Fatalf("first read lists %d projects, want a, b, failed-2 and the held one: %v", len(got), got)
 	}
 	checkProject(t, "a in the first read", got[a.ID], a)
 	checkProject(t, "b in the first read", got[b.ID], b)
+	checkProject(t, "a failed project in the first read", got[failed.ID], failed)
+	checkProject(t, "a held project in the first read", got[held.ID], held)
+	if f, h := got[failed.ID], got[held.ID]; f.StatusReason == "" || h.HibernationSnapshot == "" || h.OpID == "" || h.OpKind == "" || h.OpOwner == "" {
+		t.Errorf("the first read lost a field: failed %+v, held %+v", f, h)
+	}
 	if cursor == 0 {
 		t.Error("the first read's cursor is 0: the next read would list everything again")
 	}
