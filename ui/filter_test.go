@@ -87,3 +87,29 @@ func TestTimelineFilter(t *testing.T) {
 		t.Errorf("help lacks the filter keys:\n%s", v)
 	}
 }
+
+// The projects filter matches names whatever their case, lower-casing a name only when a filter
+// first looks at its row; that cached copy is no change: a read that brings the same records
+// again changes nothing.
+func TestProjectsFilterLowersNamesOnDemand(t *testing.T) {
+	h := newHarness(t, newFakeSource(genProjects(20)), Options{}, true).start(120, 40)
+	p := h.m.projects
+	for i := range p.rows {
+		if p.rows[i].lowered {
+			t.Fatalf("row %s lower-cased by the load, before any filter", p.rows[i].slug)
+		}
+	}
+	h.press("/")
+	h.typeText("project 1")
+	h.press("enter")
+	if got := len(p.shown); got != 11 { // Project 1 and Project 10-19
+		t.Fatalf("filter 'project 1' shows %d rows, want 11:\n%s", got, h.plainView())
+	}
+	if p.applyChanges(genProjects(20)) {
+		t.Error("the same records again count as a change once the filter lower-cased their names")
+	}
+	h.press("esc")
+	if got := len(p.shown); got != 20 {
+		t.Errorf("cleared filter shows %d rows, want 20", got)
+	}
+}
