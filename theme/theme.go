@@ -80,9 +80,10 @@ type Theme struct {
 	StreamWarn lipgloss.Style
 	StreamBad  lipgloss.Style
 
-	status    map[engine.ProjectStatus]lipgloss.Style
-	container map[engine.ContainerState]lipgloss.Style
-	snapshot  map[engine.SnapshotStatus]lipgloss.Style
+	// Pointers: a table cell holds its style by reference, not a 648-byte copy per cell.
+	status    map[engine.ProjectStatus]*lipgloss.Style
+	container map[engine.ContainerState]*lipgloss.Style
+	snapshot  map[engine.SnapshotStatus]*lipgloss.Style
 }
 
 // Names lists the skins New accepts.
@@ -113,28 +114,30 @@ func New(name string, noColor bool) (Theme, error) {
 }
 
 // Status is the badge style of a project status; unknown statuses get the muted style.
-func (t Theme) Status(s engine.ProjectStatus) lipgloss.Style {
+func (t *Theme) Status(s engine.ProjectStatus) *lipgloss.Style {
 	if st, ok := t.status[s]; ok {
 		return st
 	}
-	return t.Muted
+	return &t.Muted
 }
 
 // Snapshot is the style of a snapshot's state in the timeline.
-func (t Theme) Snapshot(s engine.SnapshotStatus) lipgloss.Style {
+func (t *Theme) Snapshot(s engine.SnapshotStatus) *lipgloss.Style {
 	if st, ok := t.snapshot[s]; ok {
 		return st
 	}
-	return t.Muted
+	return &t.Muted
 }
 
 // Container is the style of a container state as runtimes report it (engine.ContainerRunning...).
-func (t Theme) Container(state engine.ContainerState) lipgloss.Style {
+func (t *Theme) Container(state engine.ContainerState) *lipgloss.Style {
 	if st, ok := t.container[state]; ok {
 		return st
 	}
-	return t.Muted
+	return &t.Muted
 }
+
+func ref(s lipgloss.Style) *lipgloss.Style { return &s }
 
 type palette struct {
 	fg, muted, accent, selFg, selBg                  color.Color
@@ -208,26 +211,26 @@ func build(name string, p palette) Theme {
 		StreamOK:      fg(p.green),
 		StreamWarn:    fg(p.yellow),
 		StreamBad:     fg(p.red).Bold(true),
-		status: map[engine.ProjectStatus]lipgloss.Style{
-			engine.StatusActive:      fg(p.green),
-			engine.StatusHibernating: fg(p.yellow),
-			engine.StatusHibernated:  fg(p.blue),
-			engine.StatusRestoring:   fg(p.cyan),
-			engine.StatusFailed:      fg(p.red).Bold(true),
-			engine.StatusDeleted:     fg(p.grey).Strikethrough(true),
+		status: map[engine.ProjectStatus]*lipgloss.Style{
+			engine.StatusActive:      ref(fg(p.green)),
+			engine.StatusHibernating: ref(fg(p.yellow)),
+			engine.StatusHibernated:  ref(fg(p.blue)),
+			engine.StatusRestoring:   ref(fg(p.cyan)),
+			engine.StatusFailed:      ref(fg(p.red).Bold(true)),
+			engine.StatusDeleted:     ref(fg(p.grey).Strikethrough(true)),
 		},
-		container: map[engine.ContainerState]lipgloss.Style{
-			engine.ContainerRunning:  fg(p.green),
-			engine.ContainerStarting: fg(p.cyan),
-			engine.ContainerStopped:  fg(p.muted),
-			engine.ContainerExited:   fg(p.red),
-			engine.ContainerUnknown:  fg(p.yellow),
+		container: map[engine.ContainerState]*lipgloss.Style{
+			engine.ContainerRunning:  ref(fg(p.green)),
+			engine.ContainerStarting: ref(fg(p.cyan)),
+			engine.ContainerStopped:  ref(fg(p.muted)),
+			engine.ContainerExited:   ref(fg(p.red)),
+			engine.ContainerUnknown:  ref(fg(p.yellow)),
 		},
-		snapshot: map[engine.SnapshotStatus]lipgloss.Style{
-			engine.SnapshotReady:   fg(p.green),
-			engine.SnapshotPending: fg(p.cyan),
-			engine.SnapshotError:   fg(p.red).Bold(true),
-			engine.SnapshotDeleted: fg(p.grey).Strikethrough(true),
+		snapshot: map[engine.SnapshotStatus]*lipgloss.Style{
+			engine.SnapshotReady:   ref(fg(p.green)),
+			engine.SnapshotPending: ref(fg(p.cyan)),
+			engine.SnapshotError:   ref(fg(p.red).Bold(true)),
+			engine.SnapshotDeleted: ref(fg(p.grey).Strikethrough(true)),
 		},
 	}
 }

@@ -363,7 +363,7 @@ func (c *cmdline) update(msg tea.Msg) tea.Cmd {
 // view is the prompt for the status line with, on the right, the candidates of an ambiguous
 // completion or what the current candidate does.
 func (c *cmdline) view(w int) (string, *tea.Cursor) {
-	th := c.env.theme
+	th := &c.env.theme
 	line := c.input.View()
 	var about string
 	if n := len(c.comp.cands); n > 1 {

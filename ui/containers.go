@@ -258,29 +258,29 @@ func (c *containersPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 }
 
 func (c *containersPane) cells(cv engine.ContainerView) []cell {
-	th := c.env.theme
+	th := &c.env.theme
 	state := cv.Status.State
 	if state == "" {
 		state = engine.ContainerUnknown
 	}
 	// Unrouted: no router serves the route, the loopback port is what works here.
-	url := txt(shownURL(cv), th.Value)
+	url := txt(shownURL(cv), &th.Value)
 	switch {
 	case cv.Status.Detail != "" && state != engine.ContainerRunning:
 		// Why it does not run (ImagePullBackOff, a crash loop...) matters more than a URL
 		// that does not answer.
-		url = txt(cv.Status.Detail, th.Muted)
+		url = txt(cv.Status.Detail, &th.Muted)
 	case shownURL(cv) != "":
 		// The URL it has, as set above.
 	case cv.Status.URL == "" && cv.Status.Detail != "":
-		url = txt(cv.Status.Detail, th.Muted)
+		url = txt(cv.Status.Detail, &th.Muted)
 	case cv.Status.URL == "":
-		url = txt("-", th.Muted)
+		url = txt("-", &th.Muted)
 	}
 	if a := cv.Status.PortAnswers; a != nil && !*a && state == engine.ContainerRunning {
 		// Running, but nothing answers on its port (still compiling, or listening elsewhere):
 		// its URL is not live.
-		url = append(cell{{text: "not answering ", style: th.Error}}, seg{text: url[0].text, style: th.Muted})
+		url = append(cell{{text: "not answering ", style: &th.Error}}, seg{text: url[0].text, style: &th.Muted})
 	}
 	stateText := string(state)
 	if state == engine.ContainerExited {
@@ -288,18 +288,18 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 	}
 	stateCell := txt(stateText, th.Container(state))
 	if doing, ok := c.acting[cv.Name]; ok {
-		stateCell = txt(doing, th.Hint)
+		stateCell = txt(doing, &th.Hint)
 	}
-	name := txt(cv.Name, th.Value)
+	name := txt(cv.Name, &th.Value)
 	if cv.Primary {
-		name = append(name, seg{text: " *", style: th.Hint})
+		name = append(name, seg{text: " *", style: &th.Hint})
 	}
 	cpu, mem := c.resourceCells(cv)
 	return []cell{
 		name,
 		containerSource(cv, th),
 		stateCell,
-		txt(portText(servicePort(cv), cv.Status.HostPort), th.Value),
+		txt(portText(servicePort(cv), cv.Status.HostPort), &th.Value),
 		c.uptime(cv),
 		cpu,
 		mem,
@@ -309,28 +309,28 @@ func (c *containersPane) cells(cv engine.ContainerView) []cell {
 
 // containerSource is what a container runs from: an app's directory; a service's image and
 // the volume its data lives in; the endpoint of an external service, which runs elsewhere.
-func containerSource(cv engine.ContainerView, th theme.Theme) cell {
+func containerSource(cv engine.ContainerView, th *theme.Theme) cell {
 	switch cv.Kind {
 	case engine.KindService:
 		vol := cv.Status.Volume
 		if vol == "" {
 			vol = cv.DataPath
 		}
-		return cell{{text: cv.Image, style: th.Value}, {text: " vol " + vol, style: th.Muted}}
+		return cell{{text: cv.Image, style: &th.Value}, {text: " vol " + vol, style: &th.Muted}}
 	case engine.KindExternal:
-		return cell{{text: "external ", style: th.Muted}, {text: cv.Endpoint, style: th.Value}}
+		return cell{{text: "external ", style: &th.Muted}, {text: cv.Endpoint, style: &th.Value}}
 	}
-	return txt(cv.Directory, th.Value)
+	return txt(cv.Directory, &th.Value)
 }
 
 // uptime is how long a running container has run, from the runtime's start time.
 func (c *containersPane) uptime(cv engine.ContainerView) cell {
-	th := c.env.theme
+	th := &c.env.theme
 	if !c.running(cv) || cv.Status.StartedAt.IsZero() {
-		return txt("-", th.Muted)
+		return txt("-", &th.Muted)
 	}
 	// A start time ahead of this host's clock (another machine's runtime) is just now.
-	return txt(span(max(c.env.now.Sub(cv.Status.StartedAt), 0).Truncate(time.Second)), th.Value)
+	return txt(span(max(c.env.now.Sub(cv.Status.StartedAt), 0).Truncate(time.Second)), &th.Value)
 }
 
 // servicePort is the port the service listens on: the runtime's word when it has one (the

@@ -62,12 +62,12 @@ func (c *containersPane) applyResources(msg resourcesLoadedMsg) tea.Cmd {
 // resourceCells are a container's CPU and MEM cells: "-" while it does not run or has no
 // figures.
 func (c *containersPane) resourceCells(cv engine.ContainerView) (cpu, mem cell) {
-	th := c.env.theme
+	th := &c.env.theme
 	u, ok := c.res.use[cv.Name]
 	if !ok || !c.running(cv) {
-		return txt("-", th.Muted), txt("-", th.Muted)
+		return txt("-", &th.Muted), txt("-", &th.Muted)
 	}
-	return txt(u.CPUText(), th.Value), txt(u.MemoryText(), th.Value)
+	return txt(u.CPUText(), &th.Value), txt(u.MemoryText(), &th.Value)
 }
 
 // resourcesInfo is what the info line says of the figures when there are none.

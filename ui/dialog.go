@@ -40,7 +40,7 @@ func dialogWidth(w int) int { return max(min(dialogMaxW, w-4), 20) }
 
 // frameDialog draws d in a rounded frame of width bw; the title sits in the top edge.
 func frameDialog(e *env, d dialog, bw int) (lines []string, cur *tea.Cursor) {
-	th := e.theme
+	th := &e.theme
 	inner := bw - 2 - 2*dialogPadX
 	title := " " + sanitize(d.title()) + " "
 	title = ansi.Truncate(title, max(bw-4, 0), "…")
@@ -130,7 +130,7 @@ func (b *buttons) move(d int) {
 // view renders the row right-aligned in w columns. The focused button is bracketed as well as
 // styled, so it stays visible under NO_COLOR.
 func (b buttons) view(e *env, w int) string {
-	th := e.theme
+	th := &e.theme
 	parts := make([]string, len(b.labels))
 	for i, l := range b.labels {
 		if i == b.focus {

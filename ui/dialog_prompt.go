@@ -46,7 +46,7 @@ func (d *promptDialog) inputRow(w int) int { return len(renderParas(d.env, d.bod
 func (d *promptDialog) content(w int) []string {
 	d.input.SetWidth(max(w-3, 1))
 	lines := renderParas(d.env, d.body, w)
-	th := d.env.theme
+	th := &d.env.theme
 	hint := th.HelpKey.Render("enter") + " " + th.HelpDesc.Render(d.keys.Submit.Help().Desc) + "   " +
 		th.HelpKey.Render("esc") + " " + th.HelpDesc.Render("cancel")
 	return append(lines, "", d.input.View(), "", hint)

@@ -43,7 +43,7 @@ func newReplaceDialog(e *env, p engine.Project, cands []engine.Snapshot, label s
 func (d *replaceDialog) title() string { return "Timeline full" }
 
 func (d *replaceDialog) content(w int) []string {
-	th := d.env.theme
+	th := &d.env.theme
 	lines := renderParas(d.env, []para{{text: fmt.Sprintf(
 		"%s already has %d manual snapshots. Replace one with the new snapshot%s? The one replaced is deleted (kept %d days, then purged).",
 		d.proj.Slug, engine.MaxManualSnapshots, quoteLabel(d.label), int(engine.SnapshotRetention.Hours()/24))}}, w)

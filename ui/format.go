@@ -43,14 +43,16 @@ func span(d time.Duration) string {
 }
 
 // seg is a run of text in one style; cells are made of a few of them (a name and its slug).
+// The style is the theme's own, by reference: a lipgloss.Style is 648 bytes, and a copy per
+// cell was most of the garbage a frame of the projects table made.
 type seg struct {
 	text  string
-	style lipgloss.Style
+	style *lipgloss.Style
 }
 
 type cell []seg
 
-func txt(s string, st lipgloss.Style) cell { return cell{{text: s, style: st}} }
+func txt(s string, st *lipgloss.Style) cell { return cell{{text: s, style: st}} }
 
 // width is how many columns the cell takes unclipped.
 func (c cell) width() int {

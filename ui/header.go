@@ -66,7 +66,7 @@ var countOrder = []engine.ProjectStatus{
 }
 
 func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
-	th := h.env.theme
+	th := &h.env.theme
 	var left strings.Builder
 	left.WriteString(th.App.Render("sailtui"))
 	// The badge comes before mode and store so that a long store name is what gets cut.

@@ -66,7 +66,7 @@ func (l *logsPane) loadStatus() tea.Cmd {
 // notRunning is the state shown in place of the stream's when the container does not run
 // (ok false: it runs, or its state is not known yet).
 func (l *logsPane) notRunning() (string, lipgloss.Style, bool) {
-	th := l.env.theme
+	th := &l.env.theme
 	st := l.cstat
 	if !st.known {
 		return "", th.StreamWarn, false

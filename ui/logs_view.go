@@ -33,7 +33,7 @@ func (l *logsPane) view() string {
 	lines = append(lines, l.statusView())
 	rows := max(l.h-1, 0)
 	if l.ring.len() == 0 {
-		th := l.env.theme
+		th := &l.env.theme
 		msg := "  waiting for lines…"
 		if l.state == streamFailed || l.state == streamEnded {
 			msg = "  no lines"
@@ -42,7 +42,7 @@ func (l *logsPane) view() string {
 		return block(lines, l.w, l.h)
 	}
 	if l.shownLen() == 0 {
-		th := l.env.theme
+		th := &l.env.theme
 		msg := "  no line matches &" + sanitize(l.filter.flt.raw) + "  (esc clears the filter)"
 		return block(append(lines, th.Muted.Render(msg)), l.w, l.h)
 	}
@@ -72,7 +72,7 @@ func (l *logsPane) window(rows int) []string {
 // renderLine renders one log line: one row, or several when wrapping. The current match
 // carries the selection marker in front, and its matches the selection's colours.
 func (l *logsPane) renderLine(ln logLine, current bool) []string {
-	th := l.env.theme
+	th := &l.env.theme
 	prefix := ""
 	if current {
 		prefix = th.Match.Render(strings.TrimSpace(selMarker)) + " "
@@ -111,7 +111,7 @@ func (l *logsPane) highlightCurrent(s string) string { return l.mark(s, l.env.th
 
 // mark styles the search matches in one row of plain text with st.
 func (l *logsPane) mark(s string, st lipgloss.Style) string {
-	th := l.env.theme
+	th := &l.env.theme
 	if l.re == nil {
 		return th.Value.Render(s)
 	}
@@ -135,7 +135,7 @@ func (l *logsPane) mark(s string, st lipgloss.Style) string {
 
 // statusView is the pane's first line: the stream's state, then the view's toggles.
 func (l *logsPane) statusView() string {
-	th := l.env.theme
+	th := &l.env.theme
 	var state string
 	var st lipgloss.Style
 	now := l.env.now

@@ -74,7 +74,7 @@ func (m *model) statusBar() string {
 }
 
 func (m *model) tooSmallView() string {
-	th := m.env.theme
+	th := &m.env.theme
 	msg := []string{
 		th.Error.Render("terminal too small"),
 		th.Value.Render(fmt.Sprintf("%d×%d, need at least %d×%d", m.w, m.h, minWidth, minHeight)),
@@ -123,7 +123,7 @@ func (m *model) helpKeys() helpKeys {
 }
 
 func (m *model) helpBody() []string {
-	th := m.env.theme
+	th := &m.env.theme
 	lines := []string{th.Title.Render("Keys") + th.Muted.Render("  (any key closes; q quits)"), ""}
 	lines = append(lines, splitLines(m.help.FullHelpView(m.helpKeys().FullHelp()))...)
 	if m.status.text != "" {
@@ -149,7 +149,7 @@ func (m *model) helpBody() []string {
 }
 
 func (m *model) breadcrumb() string {
-	th := m.env.theme
+	th := &m.env.theme
 	parts := make([]string, len(m.stack))
 	for i, p := range m.stack {
 		parts[i] = sanitize(p.crumb())

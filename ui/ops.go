@@ -177,7 +177,7 @@ func (o *ops) view(e *env, w int) []string {
 // progressLine is "⟳ title  phase ████░░░░ 45%  12.0 MiB / 27.0 MiB  3s": the bar only when
 // the total is known, the byte counts only when there are some. The title gives way first.
 func progressLine(e *env, r *runningOp, w int) string {
-	th := e.theme
+	th := &e.theme
 	p := r.progress
 	right := ""
 	if p.Phase != "" {
@@ -301,7 +301,7 @@ func (s statusLine) view(e *env) string {
 	if !s.shown(e.now) {
 		return ""
 	}
-	th := e.theme
+	th := &e.theme
 	stamp := s.at.In(e.loc).Format("15:04:05") + " "
 	switch s.kind {
 	case statusErr:

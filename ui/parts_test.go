@@ -89,7 +89,7 @@ func (c cell) plainText() string {
 }
 
 func TestCellRender(t *testing.T) {
-	st := lipgloss.NewStyle()
+	st := new(lipgloss.NewStyle())
 	cases := []struct {
 		c    cell
 		w    int

@@ -359,7 +359,7 @@ func (p *projectsPane) refresh(force bool, changed map[string]bool) tea.Cmd {
 }
 
 func (p *projectsPane) view() string {
-	th := p.env.theme
+	th := &p.env.theme
 	widths := layout(projectColumns, p.w)
 	lines := make([]string, 0, p.h)
 	lines = append(lines, sortedHeaderLine(th, projectColumns, widths, p.w, p.sort.column(), p.sort.desc))
@@ -418,26 +418,26 @@ func rowKey(cells []cell, selected bool) string {
 }
 
 func (p *projectsPane) cells(r *projectRow) []cell {
-	th := p.env.theme
-	name := txt(r.slug, th.Value)
+	th := &p.env.theme
+	name := txt(r.slug, &th.Value)
 	if r.name != "" && r.name != r.slug {
-		name = cell{{text: r.name, style: th.Value}, {text: "  " + r.slug, style: th.Muted}}
+		name = cell{{text: r.name, style: &th.Value}, {text: "  " + r.slug, style: &th.Muted}}
 	}
 	status := p.tables.status.get(r.status)
-	containers, snaps := txt("…", th.Muted), txt("…", th.Muted)
+	containers, snaps := txt("…", &th.Muted), txt("…", &th.Muted)
 	if u, ok := p.usage[r.id]; ok {
 		if u.err != nil {
-			containers, snaps = txt("?", th.Error), txt("?", th.Error)
+			containers, snaps = txt("?", &th.Error), txt("?", &th.Error)
 		} else {
-			containers = txt(fmt.Sprintf("%d/%d", u.running, u.total), th.Value)
-			snaps = txt(fmt.Sprintf("%d/%d", u.manual, engine.MaxManualSnapshots), th.Value)
+			containers = txt(fmt.Sprintf("%d/%d", u.running, u.total), &th.Value)
+			snaps = txt(fmt.Sprintf("%d/%d", u.manual, engine.MaxManualSnapshots), &th.Value)
 		}
 	}
 	return []cell{
 		name,
 		p.statusCell(status, r.reason),
 		containers,
-		txt(ago(p.env.now, fromMicros(r.lastActivity)), th.Value),
+		txt(ago(p.env.now, fromMicros(r.lastActivity)), &th.Value),
 		p.hibernatesIn(status, fromMicros(r.lastActivity)),
 		snaps,
 	}
@@ -446,7 +446,7 @@ func (p *projectsPane) cells(r *projectRow) []cell {
 // statusCell is the project's status, "start failed" (styled as failed) for an active project
 // whose last start failed: "active" would read as all is well.
 func (p *projectsPane) statusCell(status engine.ProjectStatus, reason string) cell {
-	th := p.env.theme
+	th := &p.env.theme
 	if pr := (engine.Project{Status: status, StatusReason: reason}); engine.StartFailed(pr) {
 		return txt(engine.DisplayStatus(pr), th.Status(engine.StatusFailed))
 	}
@@ -455,13 +455,13 @@ func (p *projectsPane) statusCell(status engine.ProjectStatus, reason string) ce
 
 // hibernatesIn is when the sweep will take an active project, by the idle timeout.
 func (p *projectsPane) hibernatesIn(status engine.ProjectStatus, last time.Time) cell {
-	th := p.env.theme
+	th := &p.env.theme
 	if status != engine.StatusActive || last.IsZero() || p.env.idle <= 0 {
-		return txt("-", th.Muted)
+		return txt("-", &th.Muted)
 	}
 	left := last.Add(p.env.idle).Sub(p.env.now)
 	if left <= 0 {
 		return txt("due", th.Status(engine.StatusHibernating))
 	}
-	return txt(span(left.Truncate(time.Second)), th.Value)
+	return txt(span(left.Truncate(time.Second)), &th.Value)
 }

@@ -105,17 +105,17 @@ func fitColumns(cols []column, widest []int) []column {
 }
 
 // headerLine renders the column titles.
-func headerLine(th theme.Theme, cols []column, widths []int, w int) string {
+func headerLine(th *theme.Theme, cols []column, widths []int, w int) string {
 	return sortedHeaderLine(th, cols, widths, w, -1, false)
 }
 
 // sortedHeaderLine renders the column titles with an arrow on column sortCol (none when < 0).
 // The arrow sits in the gap before the title: the narrowest layout has no column to spare for
 // it, and a title cut to make room would read worse than one with an arrow in front.
-func sortedHeaderLine(th theme.Theme, cols []column, widths []int, w, sortCol int, desc bool) string {
+func sortedHeaderLine(th *theme.Theme, cols []column, widths []int, w, sortCol int, desc bool) string {
 	cells := make([]cell, len(cols))
 	for i, c := range cols {
-		cells[i] = txt(c.title, th.TableHeader)
+		cells[i] = txt(c.title, &th.TableHeader)
 	}
 	arrow := "↑"
 	if desc {
@@ -126,13 +126,13 @@ func sortedHeaderLine(th theme.Theme, cols []column, widths []int, w, sortCol in
 
 // rowLine renders one table row, w columns wide. The selected row carries a marker, so it stays
 // visible when NO_COLOR leaves the selection style plain.
-func rowLine(th theme.Theme, cells []cell, widths []int, selected bool, w int) string {
+func rowLine(th *theme.Theme, cells []cell, widths []int, selected bool, w int) string {
 	return joinRow(th, cells, widths, selected, w, -1, "")
 }
 
 // joinRow lays cells out in their widths; the gap before column mark (two columns wide, like
 // the selection marker) is replaced by gap.
-func joinRow(th theme.Theme, cells []cell, widths []int, selected bool, w, mark int, gap string) string {
+func joinRow(th *theme.Theme, cells []cell, widths []int, selected bool, w, mark int, gap string) string {
 	var b strings.Builder
 	lead := strings.Repeat(" ", markerW)
 	if selected {

@@ -221,7 +221,7 @@ func (t *tablePane[T]) selectID(id string) {
 }
 
 func (t *tablePane[T]) view() string {
-	th := t.env.theme
+	th := &t.env.theme
 	cols := t.cols
 	if t.laid != nil {
 		cols = t.laid

@@ -207,7 +207,7 @@ func (t *textPane) took(text string, err error, what string, again func() tea.Cm
 
 // view renders the text; until some arrived, its error or the waiting line.
 func (t *textPane) view() string {
-	th := t.env.theme
+	th := &t.env.theme
 	var lines []string
 	switch {
 	case t.err != nil && !t.loaded:

@@ -166,34 +166,34 @@ func (t *timelinePane) emptyText() string {
 }
 
 func (t *timelinePane) cells(s engine.Snapshot) []cell {
-	th := t.env.theme
+	th := &t.env.theme
 	var label cell
 	// The marks go first: a long label would cut them off at the end.
 	switch {
 	case s.ID == t.undo:
-		label = cell{{text: "[undo] ", style: th.Hint}}
+		label = cell{{text: "[undo] ", style: &th.Hint}}
 	case s.ID == t.proj.HibernationSnapshot && t.proj.Status != engine.StatusActive:
-		label = cell{{text: "[wakes] ", style: th.Muted}}
+		label = cell{{text: "[wakes] ", style: &th.Muted}}
 	}
 	if s.Label == "" {
-		label = append(label, seg{text: "(no label)", style: th.Muted})
+		label = append(label, seg{text: "(no label)", style: &th.Muted})
 	} else {
-		label = append(label, seg{text: s.Label, style: th.Value})
+		label = append(label, seg{text: s.Label, style: &th.Value})
 	}
 	state := txt(string(s.Status), th.Snapshot(s.Status))
-	size := txt("-", th.Muted)
+	size := txt("-", &th.Muted)
 	if total := s.TotalBytes(); total > 0 {
 		// With the service volumes it holds besides the files; the dialogs name them.
-		size = txt(bytesText(total), th.Value)
+		size = txt(bytesText(total), &th.Value)
 	}
 	return []cell{
 		label,
-		txt(string(s.Type), th.Value),
+		txt(string(s.Type), &th.Value),
 		state,
-		txt(s.CreatedAt.In(t.env.loc).Format("01-02 15:04"), th.Value),
-		txt(ago(t.env.now, s.CreatedAt), th.Muted),
+		txt(s.CreatedAt.In(t.env.loc).Format("01-02 15:04"), &th.Value),
+		txt(ago(t.env.now, s.CreatedAt), &th.Muted),
 		size,
-		txt(s.ID, th.Muted),
+		txt(s.ID, &th.Muted),
 	}
 }
 
