@@ -30,8 +30,13 @@ import (
 // machine, and lines written before would wait in the pipe and carry the time they were read.
 const captureEnv = "SAILTUI_LOCAL_LOG_CAPTURE"
 
-// captureReadyFD is the capture process's end of the ready pipe (its first extra file).
-const captureReadyFD = 3
+// captureReadyEnv names the ready pipe's descriptor in the capture process (its first extra
+// file, captureReadyFD). Without it, as when a console from before the ready pipe starts this
+// program, descriptor 3 may be anything, the Go runtime's own included, and is left alone.
+const (
+	captureReadyEnv = "SAILTUI_LOCAL_LOG_CAPTURE_READY_FD"
+	captureReadyFD  = 3
+)
 
 const (
 	// captureIdle is how long a line without its newline waits for the rest before it is
@@ -78,7 +83,8 @@ func runCapture(path string, limit int64) int {
 			}
 		}
 	}()
-	if ready := os.NewFile(captureReadyFD, "ready"); ready != nil {
+	if os.Getenv(captureReadyEnv) == strconv.Itoa(captureReadyFD) {
+		ready := os.NewFile(captureReadyFD, "ready")
 		_, _ = ready.Write([]byte{1})
 		_ = ready.Close()
 	}
@@ -168,7 +174,7 @@ func (r *Runtime) startCapture(path string) (*os.File, *capture, error) {
 	cmd := exec.Command(exe, path, strconv.FormatInt(r.logMax(), 10))
 	// One thread is plenty for copying a pipe; it keeps the process small (about 3.5 MiB of
 	// its own memory, the program's text shared).
-	cmd.Env = []string{captureEnv + "=1", "GOMAXPROCS=1"}
+	cmd.Env = []string{captureEnv + "=1", "GOMAXPROCS=1", captureReadyEnv + "=" + strconv.Itoa(captureReadyFD)}
 	cmd.Dir = "/" // not the project tree, which a teardown removes
 	cmd.Stdin = pr
 	cmd.ExtraFiles = []*os.File{readyW} // captureReadyFD

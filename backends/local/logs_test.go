@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -219,5 +220,37 @@ func TestAwaitCaptureReady(t *testing.T) {
 				t.Errorf("awaitReady: %v, want an error: %v", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// A capture process started as a console from before the ready pipe starts it (without
+// captureReadyEnv) leaves descriptor 3 alone, whatever it is, and still captures.
+func TestCaptureWithoutReadyPipe(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.log")
+	r3, w3, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r3.Close()
+	cmd := exec.Command(exe, path, "1048576")
+	cmd.Env = []string{captureEnv + "=1", "GOMAXPROCS=1"}
+	cmd.Stdin = strings.NewReader("hello\n")
+	cmd.ExtraFiles = []*os.File{w3}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_ = w3.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("capture: %v", err)
+	}
+	if b := readAll(t, r3); b != "" {
+		t.Errorf("the capture wrote %q to a descriptor it was not told is its ready pipe", b)
+	}
+	if b, err := os.ReadFile(path); err != nil || !strings.Contains(string(b), "hello") {
+		t.Errorf("the log: %q, %v", b, err)
 	}
 }
