@@ -68,29 +68,24 @@ func testChangedSinceFirstRead(t *testing.T, s engine.Store) {
 	softDelete(t, s, gone)
 	// The fields most projects leave empty, set, as a failed hibernation leaves a project
 	// (failed) and a claim after it (held): the lists read those columns in a way of their own.
-	failed := createActive(t, s, "failed", t0)
 	ctx := t.Context()
-	if _, err := s.ClaimProject(ctx, failed.ID, claimFor("op-1", []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
-		t.Fatal(err)
+	failHibernation := func(slug, op, snapshot string) engine.Project {
+		p := createActive(t, s, slug, t0)
+		if _, err := s.ClaimProject(ctx, p.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, To: engine.StatusFailed, Reason: "snapshot failed: disk full",
+			Now: t0, SetHibernationSnapshot: snapshot != "", HibernationSnapshot: snapshot}); err != nil {
+			t.Fatal(err)
+		}
+		return get(t, s, p.ID)
 	}
-	if _, err := s.ReleaseProject(ctx, failed.ID, engine.Release{OpID: "op-1", To: engine.StatusFailed, Reason: "snapshot failed: disk full",
-		Now: t0, SetHibernationSnapshot: true, HibernationSnapshot: "snap-1"}); err != nil {
-		t.Fatal(err)
-	}
-	failed = get(t, s, failed.ID)
-	held := hold(t, s, failed, "op-2")
-	failed = createActive(t, s, "failed-2", t0)
-	if _, err := s.ClaimProject(ctx, failed.ID, claimFor("op-3", []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.ReleaseProject(ctx, failed.ID, engine.Release{OpID: "op-3", To: engine.StatusFailed, Reason: "snapshot failed: disk full", Now: t0}); err != nil {
-		t.Fatal(err)
-	}
-	failed = get(t, s, failed.ID)
+	held := hold(t, s, failHibernation("held", "op-1", "snap-1"), "op-2")
+	failed := failHibernation("failed", "op-3", "")
 
 	got, cursor := changes(t, s, 0)
 	if len(got) != 4 {
-		t.Fatalf("first read lists %d projects, want a, b, failed-2 and the held one: %v", len(got), got)
+		t.Fatalf("first read lists %d projects, want a, b, failed and held: %v", len(got), got)
 	}
 	checkProject(t, "a in the first read", got[a.ID], a)
 	checkProject(t, "b in the first read", got[b.ID], b)
