@@ -23,9 +23,11 @@ const (
 // messages to whom they belong; and owns the live-update machinery (live.go). Every engine
 // call runs in a tea.Cmd.
 type model struct {
-	env      *env
-	keys     globalKeys
-	help     help.Model
+	env  *env
+	keys globalKeys
+	help help.Model
+	// helpLine is the short help as last drawn, and what it was drawn from.
+	helpLine struct{ key, line string }
 	header   header
 	projects *projectsPane
 	// stack is the breadcrumb trail; stack[0] is always projects.

@@ -608,6 +608,28 @@ func BenchmarkProjectsView10k(b *testing.B) {
 	}
 }
 
+// BenchmarkClockFrame is the frame an idle console draws once a second while the ages on
+// screen are in seconds (a fresh fleet): every row's "ago" moves, nothing else. Dark skin.
+func BenchmarkClockFrame(b *testing.B) {
+	ps := genProjects(1000)
+	for i := range ps {
+		ps[i].LastActivity = t0.Add(-time.Duration(i%1200) * time.Second)
+	}
+	src := newFakeSource(ps)
+	h := newHarness(b, src, Options{}, false)
+	h.start(140, 40)
+	now := t0.Add(5 * time.Second)
+	for b.Loop() {
+		now = now.Add(time.Second)
+		if now.After(t0.Add(50 * time.Second)) {
+			now = t0.Add(5 * time.Second)
+		}
+		src.setNow(now)
+		h.m.Update(clockMsg{due: now})
+		_ = h.m.View()
+	}
+}
+
 func BenchmarkFilter10k(b *testing.B) {
 	h := newHarness(b, newFakeSource(nil), Options{}, true)
 	h.m.projects.setProjects(genProjects(10_000))

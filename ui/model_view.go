@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -95,6 +96,40 @@ func (m *model) tooSmallView() string {
 func (m *model) shortHelp() string {
 	hk := m.helpKeys()
 	pane, global := hk.pane.ShortHelp(), hk.globals()
+	// The help line is the same from frame to frame but for a key turning on or off; styling
+	// it again was a fifth of an idle frame (issue 19).
+	key := helpLineKey(m.w, pane, global)
+	if m.helpLine.key == key {
+		return m.helpLine.line
+	}
+	line := m.fitShortHelp(pane, global)
+	m.helpLine.key, m.helpLine.line = key, line
+	return line
+}
+
+// helpLineKey is what the short help line is drawn from.
+func helpLineKey(w int, pane, global []keyBinding) string {
+	var b strings.Builder
+	b.WriteString(strconv.Itoa(w))
+	for _, ks := range [][]keyBinding{pane, global} {
+		b.WriteByte(2)
+		for _, k := range ks {
+			h := k.Help()
+			b.WriteString(h.Key)
+			b.WriteByte(0)
+			b.WriteString(h.Desc)
+			if k.Enabled() {
+				b.WriteByte(1)
+			}
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
+}
+
+// fitShortHelp is the short help of pane's and the global keys, dropping the pane's last keys
+// until the line fits.
+func (m *model) fitShortHelp(pane, global []keyBinding) string {
 	// Measured untruncated: the help model's own truncation would cut the globals first.
 	wide := m.help
 	wide.SetWidth(0)
