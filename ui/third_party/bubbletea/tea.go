@@ -553,16 +553,13 @@ type Program struct {
 	// modes keeps track of terminal modes that have been enabled or disabled.
 	ignoreSignals uint32
 
-	// ticker is the ticker that will be used to write to the renderer.
-	ticker *time.Ticker
-
 	// once is used to stop the renderer.
 	once sync.Once
 
 	// rendererDone is used to stop the renderer.
 	rendererDone chan struct{}
 	// renderWake tells the renderer goroutine there is something to draw or write (sailtui
-	// patch: the ticker runs only while there is).
+	// patch: it replaces the ticker).
 	renderWake chan struct{}
 
 	// Initial window size. Mainly used for testing.
@@ -1454,13 +1451,6 @@ func (p *Program) Printf(template string, args ...any) {
 // startRenderer starts the renderer.
 func (p *Program) startRenderer() {
 	framerate := time.Second / time.Duration(p.fps)
-	if p.ticker == nil {
-		p.ticker = time.NewTicker(framerate)
-	} else {
-		// If the ticker already exists, it has been stopped and we need to
-		// reset it.
-		p.ticker.Reset(framerate)
-	}
 
 	// Since the renderer can be restarted after a stop, we need to reset
 	// the done channel and its corresponding sync.Once.
@@ -1469,35 +1459,40 @@ func (p *Program) startRenderer() {
 	// Start the renderer.
 	p.renderer.start()
 	go func() {
-		// sailtui patch (after charmbracelet/bubbletea#1796): the ticker limits the frame rate
-		// while there are frames to draw and stops at the first tick that found none, so an idle
-		// program does not wake fps times a second. The first frame after a quiet stretch is
-		// drawn at once; a burst inside one interval still collapses into one frame.
-		const quietTicks = 1
-		ticking, quiet := true, 0
+		// sailtui patch (after charmbracelet/bubbletea#1796): no ticker. A frame is drawn as
+		// soon as it is asked for, unless one was drawn less than a frame interval ago; then a
+		// one-shot timer draws it when the interval ends, and whatever else is asked meanwhile
+		// goes into that frame. An idle program sleeps; a frame after a quiet stretch costs
+		// one wake-up, not a wake-up and a tick that finds nothing; bursts still draw at most
+		// fps frames a second.
+		timer := time.NewTimer(framerate)
+		armed := true // the first frame waits an interval, as the first tick did
+		var last time.Time
+		draw := func() {
+			_ = p.flush()
+			_ = p.renderer.flush(false)
+			last = time.Now()
+		}
 		for {
 			select {
 			case <-p.rendererDone:
-				p.ticker.Stop()
+				timer.Stop()
 				return
 
 			case <-p.renderWake:
-				if ticking {
-					quiet = 0 // the next tick draws it
+				if armed {
+					continue // the timer draws it
+				}
+				if wait := framerate - time.Since(last); wait > 0 {
+					timer.Reset(wait)
+					armed = true
 					continue
 				}
-				_ = p.flush()
-				_ = p.renderer.flush(false)
-				p.ticker.Reset(framerate)
-				ticking, quiet = true, 0
+				draw()
 
-			case <-p.ticker.C:
-				_ = p.flush()
-				_ = p.renderer.flush(false)
-				if quiet++; quiet >= quietTicks {
-					p.ticker.Stop()
-					ticking = false
-				}
+			case <-timer.C:
+				armed = false
+				draw()
 			}
 		}
 	}()
