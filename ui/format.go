@@ -109,8 +109,6 @@ func (c cell) render(w int, styled bool) string {
 	return b.String()
 }
 
-// sanitize keeps data from the store (names, URLs, error text) from moving the terminal's
-// cursor or breaking the one-line-per-row layout.
 // inlineWrap is what a style writes around any text it renders inline: lipgloss works that out
 // again on each Render, from some 40 properties, and that was most of a frame's cost when the
 // clock moves every row of the table (a fresh fleet's "12s ago", once a second).
@@ -159,6 +157,8 @@ func wrapOf(st lipgloss.Style) inlineWrap {
 	return w
 }
 
+// sanitize keeps data from the store (names, URLs, error text) from moving the terminal's
+// cursor or breaking the one-line-per-row layout.
 func sanitize(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s

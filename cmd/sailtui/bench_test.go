@@ -26,12 +26,16 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-// slowRuntime is a runtime whose projects exist and do nothing: the sweep benchmark measures the
-// engine's scheduling, not a runtime.
-type slowRuntime struct{}
+// slowRuntime is a runtime whose projects exist once made and do nothing: the sweep benchmark
+// measures the engine's scheduling, not a runtime. made holds the ids of projects whose storage
+// is there (CreateProject refuses a name whose storage already exists).
+type slowRuntime struct{ made *sync.Map }
 
-func (slowRuntime) Mode() string                                        { return "bench" }
-func (slowRuntime) EnsureProject(context.Context, engine.Project) error { return nil }
+func (slowRuntime) Mode() string { return "bench" }
+func (r slowRuntime) EnsureProject(_ context.Context, p engine.Project) error {
+	r.made.Store(p.ID, true)
+	return nil
+}
 func (slowRuntime) StopContainer(context.Context, engine.Project, engine.Container) error {
 	return nil
 }
@@ -44,10 +48,14 @@ func (slowRuntime) ContainerStatus(context.Context, engine.Project, engine.Conta
 func (slowRuntime) StopProject(context.Context, engine.Project, []engine.Container) error {
 	return nil
 }
-func (slowRuntime) DestroyProject(context.Context, engine.Project, []engine.Container) error {
+func (r slowRuntime) DestroyProject(_ context.Context, p engine.Project, _ []engine.Container) error {
+	r.made.Delete(p.ID)
 	return nil
 }
-func (slowRuntime) ProjectExists(context.Context, engine.Project) (bool, error) { return true, nil }
+func (r slowRuntime) ProjectExists(_ context.Context, p engine.Project) (bool, error) {
+	_, ok := r.made.Load(p.ID)
+	return ok, nil
+}
 func (slowRuntime) ReadFile(context.Context, engine.Project, string, io.Writer) error {
 	return engine.ErrNotFound
 }
@@ -105,7 +113,7 @@ func BenchmarkSweepWallTime(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		eng, err := engine.New(engine.Config{Store: store, Runtime: slowRuntime{}, Volumes: slowVolumes{delay}, SweepConcurrency: conc})
+		eng, err := engine.New(engine.Config{Store: store, Runtime: slowRuntime{made: new(sync.Map)}, Volumes: slowVolumes{delay}, SweepConcurrency: conc})
 		if err != nil {
 			b.Fatal(err)
 		}
