@@ -19,8 +19,8 @@ import (
 // consoleFPS caps the frame rate while frames come (a burst of log lines, a key held down).
 // Idle, the renderer does not tick at all: Bubble Tea's ticker ran whether or not anything
 // changed, and on this kind of machine its wake-ups cost more than drawing (0.8 % of a core at
-// 60, 0.35 % at 20: issue 19), so ui/third_party/bubbletea carries the patch of
-// charmbracelet/bubbletea#1796 that stops it when there is nothing to draw.
+// 60, 0.35 % at 20: issue 19), so ui/third_party/bubbletea has no ticker: a frame is drawn
+// when one is asked for, and a one-shot timer holds the next to this rate (PATCH.md).
 const consoleFPS = 60
 
 // Options configures the console.
