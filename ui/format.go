@@ -148,7 +148,7 @@ func wrapOf(st lipgloss.Style) inlineWrap {
 		return inlineWrap{}
 	}
 	w := inlineWrap{pre: r[:i], post: r[i+len(probe):]}
-	for _, t := range []string{"ab 1 é世 ", " 12s ago", "-", "x"} {
+	for _, t := range []string{"ab 1 é世 ", " 12s ago", "-"} {
 		if st.Render(t) != w.pre+t+w.post {
 			return inlineWrap{}
 		}

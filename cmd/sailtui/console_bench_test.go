@@ -92,7 +92,8 @@ func seedSQLiteFleet(tb testing.TB, state string, n int) {
 // nanoseconds (/proc/PID/task/*/schedstat), or where the kernel keeps no such figures, its
 // user+system time in clock ticks (/proc/PID/stat). An idle console uses 30-60 ms over 20 s,
 // a handful of 10 ms ticks: ticks alone would put ±25 % on the figure the goal is read from.
-// A thread that ends takes its time with it; neither Go programs measured here ends one.
+// A thread that ends takes its time with it; neither of the programs measured here (both Go)
+// ends one.
 func procCPU(tb testing.TB, pid int) time.Duration {
 	if d, ok := schedstatCPU(pid); ok {
 		return d
