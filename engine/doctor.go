@@ -216,7 +216,9 @@ func (e *Engine) checkStuck(ctx context.Context, p Project, fix bool) (Finding, 
 		Detail: fmt.Sprintf("%s held by %s, silent since %s", p.OpKind, p.OpOwner, p.OpHeartbeat.Format(time.RFC3339)),
 		Fix:    "finish or roll it back: sailtui doctor --fix (or the next sweep, or: sailtui project wake " + p.Slug + ")"}
 	if fix {
-		if _, err := e.converge(ctx, p.ID); err != nil {
+		// Resumed as a sweep resumes it: a finished delete leaves no live project to converge
+		// to, and that is its success.
+		if _, err := e.resume(ctx, p); err != nil && !errors.Is(err, ErrTouched) {
 			f.Error = err.Error()
 		} else {
 			f.Fixed = true

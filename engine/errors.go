@@ -17,4 +17,8 @@ var (
 	// ErrNotAvailable: the runtime cannot give what was asked at all (no metrics API in the
 	// cluster), as opposed to a failure of one call.
 	ErrNotAvailable = errors.New("not available")
+	// ErrSuperseded: the operation's hold moved to a newer epoch (another process took the
+	// operation over while this one was paused or cut off). Its holder must stop at once and
+	// touch nothing: whatever it would do now, the taker already did or undid.
+	ErrSuperseded = errors.New("superseded: another process took this operation over")
 )

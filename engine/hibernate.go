@@ -71,6 +71,9 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 		}
 	}
 	progress(Progress{Phase: "stop"})
+	if err := o.guard(ctx, "stop the containers"); err != nil {
+		return e.putBack(ctx, o, running, err)
+	}
 	if err := e.runtime.StopProject(ctx, p, cs); err != nil {
 		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: stop containers: %w", p.Slug, err))
 	}
@@ -110,6 +113,9 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 func (e *Engine) tearDown(ctx context.Context, o *op, p Project, cs []Container, snap Snapshot, failed string) (Project, error) {
 	var destroyErr error
 	for range 2 {
+		if err := o.guard(ctx, "tear down"); err != nil {
+			return o.finish(ctx, Release{}, OpFailed, err)
+		}
 		if destroyErr = e.runtime.DestroyProject(ctx, p, cs); destroyErr == nil {
 			break
 		}
@@ -162,6 +168,11 @@ func (e *Engine) finishTeardown(ctx context.Context, p Project) (Project, error)
 // were running are started again and the project is active.
 func (e *Engine) putBack(ctx context.Context, o *op, running []Container, cause error) (Project, error) {
 	ctx = context.WithoutCancel(ctx)
+	if err := o.guard(ctx, "start the containers again"); err != nil {
+		// Superseded: the taker decides what runs now. A store that does not answer: the
+		// release below fails too, and the next take-over puts the project back.
+		return o.finish(ctx, Release{To: StatusActive, Reason: cause.Error()}, OpRolledBack, joinSuperseded(cause, err))
+	}
 	for _, c := range running {
 		if _, _, err := e.startContainer(ctx, o.p, c, nil); err != nil {
 			e.log.Warn("restart container after aborted hibernation", "project", o.p.Slug, "container", c.Name, "err", err)
@@ -222,6 +233,9 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 	if err != nil {
 		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: %w", p.Slug, err))
 	}
+	if err := o.guard(ctx, "restore "+snap.ID); err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated}, OpFailed, err)
+	}
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
 		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: prepare environment: %w", p.Slug, err))
 	}
@@ -232,7 +246,7 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 			return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: stop leftover containers: %w", p.Slug, err))
 		}
 	}
-	if err := e.volumes.Restore(withProgressFor(ctx, p.ID, OpWake), p, snap); err != nil {
+	if err := e.volumes.Restore(o.withGuard(withProgressFor(ctx, p.ID, OpWake)), p, snap); err != nil {
 		what := "restore snapshot " + snap.ID
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
 			what += unusableArchive
@@ -260,6 +274,9 @@ func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) 
 		e.markLogs(ctx, p, cs, what)
 	}
 	progressFor(ctx, p.ID, o.rec.Kind)(Progress{Phase: "start"})
+	if err := o.guard(ctx, "start the containers"); err != nil {
+		return o.finish(ctx, Release{To: StatusActive}, OpFailed, err)
+	}
 	startErr := e.startAll(ctx, p)
 	if err := o.step(ctx, "started"); err != nil {
 		return o.p, err

@@ -75,11 +75,11 @@ func (e *Engine) stale(p Project) bool {
 // heartbeat keeps an operation's hold fresh until stop is called. The beats are detached from
 // ctx's cancellation: a cancelled step must not let the hold go stale while the operation
 // winds down, and only stop ends them.
-func (e *Engine) heartbeat(ctx context.Context, projectID, opID string) (stop func()) {
+func (e *Engine) heartbeat(ctx context.Context, o *op) (stop func()) {
 	ctx = context.WithoutCancel(ctx)
 	return periodic.Every(ctx, max(e.cfg.OpTimeout/4, time.Second), func(bctx context.Context) {
-		// A failed heartbeat is not fatal here: the operation's own store writes will notice a
-		// lost hold (ErrConflict) and stop.
-		_ = e.store.Heartbeat(bctx, projectID, opID, e.now())
+		// A failed beat is not fatal here (the store may be away for a moment); one that finds
+		// the hold at a newer epoch marks the op superseded, so its next step stops.
+		_ = o.noteLost(e.store.Heartbeat(bctx, o.p.ID, o.hold, e.now()))
 	})
 }

@@ -34,13 +34,16 @@ type Store interface {
 	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
 	// the project as it is after the claim.
 	ClaimProject(ctx context.Context, projectID string, c Claim) (Project, error)
-	// Heartbeat refreshes the holder's heartbeat; ErrConflict when opID no longer holds it.
-	Heartbeat(ctx context.Context, projectID, opID string, at time.Time) error
+	// Heartbeat refreshes the holder's heartbeat. It is also the fenced check an operation
+	// makes before a step outside the store: ErrSuperseded (with ErrConflict) when h no longer
+	// holds the project, at that epoch.
+	Heartbeat(ctx context.Context, projectID string, h Hold, at time.Time) error
 	// SetProjectStatus moves a held project to another status without releasing it.
-	// ErrConflict when opID no longer holds it.
-	SetProjectStatus(ctx context.Context, projectID, opID string, to ProjectStatus, reason string, at time.Time) (Project, error)
-	// ReleaseProject ends opID's hold, setting the final status (and the hibernation snapshot when
-	// r.SetHibernationSnapshot). ErrConflict when opID no longer holds the project.
+	// ErrSuperseded (with ErrConflict) when h no longer holds it.
+	SetProjectStatus(ctx context.Context, projectID string, h Hold, to ProjectStatus, reason string, at time.Time) (Project, error)
+	// ReleaseProject ends the hold of r.OpID at r.Epoch, setting the final status (and the
+	// hibernation snapshot when r.SetHibernationSnapshot). ErrSuperseded (with ErrConflict)
+	// when that hold is gone.
 	ReleaseProject(ctx context.Context, projectID string, r Release) (Project, error)
 
 	ListContainers(ctx context.Context, projectID string) ([]Container, error)
@@ -54,10 +57,13 @@ type Store interface {
 
 	// InsertSnapshot adds a snapshot. For a manual snapshot it counts the project's manual
 	// snapshots that are not deleted in the same transaction and refuses with ErrTimelineFull
-	// when there are already maxManual of them (invariant 5).
-	InsertSnapshot(ctx context.Context, s Snapshot, maxManual int) error
-	// UpdateSnapshot replaces the stored fields of snapshot s.ID.
-	UpdateSnapshot(ctx context.Context, s Snapshot) error
+	// when there are already maxManual of them (invariant 5). When by names a hold, the insert
+	// is made only while by holds the snapshot's project, else ErrSuperseded.
+	InsertSnapshot(ctx context.Context, s Snapshot, maxManual int, by Hold) error
+	// UpdateSnapshot replaces the stored fields of snapshot s.ID. When by names a hold (an
+	// operation's write), the update is made only while by holds the snapshot's project, in
+	// the same transaction, else ErrSuperseded; a zero by is a write of no operation (relabel).
+	UpdateSnapshot(ctx context.Context, s Snapshot, by Hold) error
 	GetSnapshot(ctx context.Context, id string) (Snapshot, error)
 	ListSnapshots(ctx context.Context, f SnapshotFilter) ([]Snapshot, error)
 	// UndeleteSnapshot brings soft-deleted snapshot id back as ready, when it was deleted after
@@ -69,7 +75,11 @@ type Store interface {
 	// DeleteSnapshotRecord forgets a snapshot for good (after the purge removed its data).
 	DeleteSnapshotRecord(ctx context.Context, id string) error
 
-	// The operations journal.
+	// The operations journal. An entry belongs to the hold at op.Epoch: InsertOp and UpdateOp
+	// of a running entry are made only while the project is held by op.ID at op.Epoch, and
+	// UpdateOp only while the entry's stored epoch is op.Epoch (a takeover moved it otherwise);
+	// else ErrSuperseded. A takeover's claim moves the entry's epoch in its own transaction.
+	// Epoch 0 is an entry of no hold (written before fencing): only the epoch compare applies.
 	InsertOp(ctx context.Context, op Operation) error
 	UpdateOp(ctx context.Context, op Operation) error
 	GetOp(ctx context.Context, id string) (Operation, error)
@@ -146,13 +156,27 @@ type Claim struct {
 	// touched after the sweep selected it is not claimed).
 	IdleBefore time.Time
 	// TakeOver, when set, lets the claim replace that (stale) holder; otherwise the project must
-	// be held by nobody.
+	// be held by nobody. Either way the project gets the next hold epoch (Project.OpEpoch of
+	// the answer), and a takeover moves the journal entry of TakeOver to it in the same
+	// transaction, so the stale holder's next fenced write is refused.
 	TakeOver string
 }
+
+// Hold names one holder of a project: the operation and the epoch its claim or takeover got.
+// Two processes that both carry an operation's id after a takeover have different epochs, and
+// only the newest one's fenced writes are accepted. The zero Hold is "no operation".
+type Hold struct {
+	OpID  string
+	Epoch int64
+}
+
+// HoldOf is the hold p is under now.
+func HoldOf(p Project) Hold { return Hold{OpID: p.OpID, Epoch: p.OpEpoch} }
 
 // Release ends an operation's hold on a project.
 type Release struct {
 	OpID   string
+	Epoch  int64
 	To     ProjectStatus
 	Reason string
 	Now    time.Time

@@ -43,6 +43,10 @@ type Project struct {
 	OpKind      OpKind    `json:"op_kind,omitempty"`
 	OpOwner     string    `json:"op_owner,omitempty"`
 	OpHeartbeat time.Time `json:"op_heartbeat,omitzero"`
+	// OpEpoch is the fencing token of the hold: every claim and every takeover gives the
+	// project the next one, so a holder that was taken over is told apart from its taker
+	// even though both carry the same OpID.
+	OpEpoch int64 `json:"op_epoch,omitempty"`
 }
 
 // Container is one service of a project: a directory of the project tree and the command that
@@ -263,6 +267,9 @@ type Operation struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	Error      string    `json:"error,omitempty"`
+	// Epoch is the hold epoch of the process that writes the entry now: a takeover moves it
+	// (in the claim's transaction), so the superseded holder's journal writes are refused.
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // ContainerStatus is what a runtime reports for one container.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,6 +21,11 @@ type op struct {
 	// fenced is when the last use of the project had ended (see fence): activity before it was
 	// waited out, activity after it is news.
 	fenced time.Time
+	// hold is this op's hold on the project: its id and the epoch its claim or takeover got.
+	hold Hold
+	// lost is set once a fenced write found the hold at a newer epoch (see superseded.go):
+	// from then on the op touches nothing, not even to roll back.
+	lost atomic.Pointer[error]
 }
 
 // claim takes p for a new operation of kind, moving it from one of from to to.
@@ -33,16 +39,16 @@ func (e *Engine) claim(ctx context.Context, p Project, kind OpKind, from []Proje
 		}
 		return nil, fmt.Errorf("%s %s: claim: %w", kind, p.Slug, err)
 	}
-	o := &op{e: e, p: claimed, rec: Operation{
+	o := &op{e: e, p: claimed, hold: HoldOf(claimed), rec: Operation{
 		ID: c.OpID, ProjectID: p.ID, Kind: kind, Step: "claimed", State: OpRunning,
-		Owner: e.cfg.Owner, StartedAt: now, UpdatedAt: now,
+		Owner: e.cfg.Owner, StartedAt: now, UpdatedAt: now, Epoch: claimed.OpEpoch,
 	}}
 	if err := e.store.InsertOp(ctx, o.rec); err != nil {
 		// The hold is ours but unjournaled: give it back rather than work without a journal.
-		_, _ = e.store.ReleaseProject(ctx, p.ID, Release{OpID: c.OpID, To: p.Status, Now: e.now()})
+		_, _ = e.store.ReleaseProject(ctx, p.ID, Release{OpID: c.OpID, Epoch: o.hold.Epoch, To: p.Status, Now: e.now()})
 		return nil, fmt.Errorf("%s %s: journal: %w", kind, p.Slug, err)
 	}
-	o.stopHB = e.heartbeat(ctx, p.ID, o.rec.ID)
+	o.stopHB = e.heartbeat(ctx, o)
 	if p.Status != to {
 		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, From: p.Status, To: to, Reason: string(kind)})
 	}
@@ -89,12 +95,13 @@ func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 	if err != nil {
 		return nil, fmt.Errorf("take over %s of %s: %w", p.OpKind, p.Slug, err)
 	}
+	o := &op{e: e, p: claimed, hold: HoldOf(claimed), resumed: true}
 	rec, err := e.store.GetOp(ctx, p.OpID)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// Killed between the claim and the journal write: nothing was done yet.
 		rec = Operation{ID: p.OpID, ProjectID: p.ID, Kind: p.OpKind, Step: "claimed",
-			State: OpRunning, StartedAt: p.OpHeartbeat, UpdatedAt: now}
+			State: OpRunning, StartedAt: p.OpHeartbeat, UpdatedAt: now, Epoch: o.hold.Epoch}
 		rec.Owner = e.cfg.Owner
 		if err := e.store.InsertOp(ctx, rec); err != nil {
 			return nil, fmt.Errorf("take over %s of %s: journal: %w", p.OpKind, p.Slug, err)
@@ -102,13 +109,14 @@ func (e *Engine) takeOver(ctx context.Context, p Project) (*op, error) {
 	case err != nil:
 		return nil, fmt.Errorf("take over %s of %s: read journal: %w", p.OpKind, p.Slug, err)
 	}
-	e.log.Info("taking over stale operation", "project", p.Slug, "op", rec.Kind, "step", rec.Step, "previous_owner", p.OpOwner)
-	rec.Owner, rec.UpdatedAt = e.cfg.Owner, now
-	o := &op{e: e, p: claimed, rec: rec, resumed: true}
+	e.log.Info("taking over stale operation", "project", p.Slug, "op", rec.Kind, "step", rec.Step,
+		"previous_owner", p.OpOwner, "epoch", o.hold.Epoch)
+	rec.Owner, rec.UpdatedAt, rec.Epoch = e.cfg.Owner, now, o.hold.Epoch
+	o.rec = rec
 	if err := e.store.UpdateOp(ctx, rec); err != nil {
 		return nil, fmt.Errorf("take over %s of %s: journal: %w", p.OpKind, p.Slug, err)
 	}
-	o.stopHB = e.heartbeat(ctx, p.ID, rec.ID)
+	o.stopHB = e.heartbeat(ctx, o)
 	if slices.Contains(exclusiveOps, rec.Kind) {
 		if err := o.fence(ctx, fenceForce); err != nil {
 			o.stopHB()
@@ -125,27 +133,43 @@ func (e *Engine) hook(kind OpKind, step string) {
 	}
 }
 
-// step journals that the operation reached name.
+// step journals that the operation reached name. The write is fenced: a superseded op learns
+// it here and stops (see superseded.go).
 func (o *op) step(ctx context.Context, name string) error {
+	if err := o.supersededErr(); err != nil {
+		return err
+	}
 	o.rec.Step, o.rec.UpdatedAt = name, o.e.now()
 	if err := o.e.store.UpdateOp(ctx, o.rec); err != nil {
-		return fmt.Errorf("%s %s: journal step %s: %w", o.rec.Kind, o.p.Slug, name, err)
+		err = o.noteLost(fmt.Errorf("%s %s: journal step %s: %w", o.rec.Kind, o.p.Slug, name, err))
+		if errors.Is(err, ErrSuperseded) {
+			return o.supersededErr()
+		}
+		return err
 	}
 	o.e.hook(o.rec.Kind, name)
 	return nil
 }
 
-// finish releases the project into r.To and closes the journal entry as state.
+// finish releases the project into r.To and closes the journal entry as state. A superseded op
+// releases nothing and writes nothing: the project is its taker's.
 func (o *op) finish(ctx context.Context, r Release, state OpState, opErr error) (Project, error) {
 	defer o.stopHB()
+	if err := o.supersededErr(); err != nil {
+		return o.p, joinSuperseded(opErr, err)
+	}
 	// Finishing must happen even when the caller's context is cancelled (SIGTERM): a hold left
 	// behind would block the project until the op timeout.
 	ctx = context.WithoutCancel(ctx)
 	from := o.p.Status
-	r.OpID, r.Now = o.rec.ID, o.e.now()
+	r.OpID, r.Epoch, r.Now = o.rec.ID, o.hold.Epoch, o.e.now()
 	p, err := o.e.store.ReleaseProject(ctx, o.p.ID, r)
 	if err != nil {
-		return o.p, errors.Join(opErr, fmt.Errorf("%s %s: release: %w", o.rec.Kind, o.p.Slug, err))
+		err = o.noteLost(fmt.Errorf("%s %s: release: %w", o.rec.Kind, o.p.Slug, err))
+		if errors.Is(err, ErrSuperseded) {
+			return o.p, joinSuperseded(opErr, o.supersededErr())
+		}
+		return o.p, errors.Join(opErr, err)
 	}
 	o.p = p
 	o.rec.State, o.rec.FinishedAt, o.rec.UpdatedAt = state, r.Now, r.Now

@@ -127,7 +127,7 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	opID := newID()
 	p := Project{ID: newID(), Slug: slug, Name: req.Name, Owner: owner, Status: StatusActive,
 		LastActivity: now, CreatedAt: now, UpdatedAt: now,
-		OpID: opID, OpKind: OpCreate, OpOwner: e.cfg.Owner, OpHeartbeat: now}
+		OpID: opID, OpKind: OpCreate, OpOwner: e.cfg.Owner, OpHeartbeat: now, OpEpoch: 1}
 	var cs []Container
 	for i, s := range specs {
 		c, err := containerFrom(p.ID, s, now)
@@ -164,12 +164,12 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		}
 		return Project{}, fmt.Errorf("create project %s: %w", slug, err)
 	}
-	o := &op{e: e, p: p, rec: Operation{ID: opID, ProjectID: p.ID, Kind: OpCreate, Step: "recorded",
-		State: OpRunning, Owner: e.cfg.Owner, StartedAt: now, UpdatedAt: now}}
+	o := &op{e: e, p: p, hold: HoldOf(p), rec: Operation{ID: opID, ProjectID: p.ID, Kind: OpCreate, Step: "recorded",
+		State: OpRunning, Owner: e.cfg.Owner, StartedAt: now, UpdatedAt: now, Epoch: p.OpEpoch}}
 	if err := e.store.InsertOp(ctx, o.rec); err != nil {
 		return p, fmt.Errorf("create project %s: journal: %w", slug, err)
 	}
-	o.stopHB = e.heartbeat(ctx, p.ID, opID)
+	o.stopHB = e.heartbeat(ctx, o)
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
 		return o.finish(ctx, Release{To: StatusFailed, Reason: envNotCreated}, OpFailed,
 			fmt.Errorf("create project %s: prepare environment: %w", slug, err))
@@ -524,6 +524,9 @@ func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
 		return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: check storage: %w", p.Slug, err))
 	}
 	if live {
+		if err := o.guard(ctx, "stop the containers"); err != nil {
+			return o.finish(ctx, Release{To: p.Status}, OpFailed, err)
+		}
 		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
 			return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: stop containers: %w", p.Slug, err))
 		}
@@ -533,12 +536,18 @@ func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
 		if _, err := o.takeSnapshot(ctx, o.rec.SnapshotID, SnapshotHibernation, "before delete"); err != nil {
 			return o.finish(ctx, Release{To: p.Status}, OpFailed, fmt.Errorf("delete %s: final snapshot: %w", p.Slug, err))
 		}
+		if err := o.guard(ctx, "tear down"); err != nil {
+			return o.finish(ctx, Release{To: p.Status}, OpFailed, err)
+		}
 		if err := e.runtime.DestroyProject(ctx, p, cs); err != nil {
 			return o.finish(ctx, Release{To: StatusFailed, Reason: "teardown failed during delete"}, OpFailed, fmt.Errorf("delete %s: teardown: %w", p.Slug, err))
 		}
 		if err := o.step(ctx, "torn-down"); err != nil {
 			return o.p, err
 		}
+	}
+	if err := o.guard(ctx, "drop the logs"); err != nil {
+		return o.finish(ctx, Release{To: p.Status}, OpFailed, err)
 	}
 	e.dropLogs(ctx, p)
 	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
@@ -548,7 +557,8 @@ func (e *Engine) deleteClaimed(ctx context.Context, o *op) (Project, error) {
 	now := e.now()
 	for _, s := range snaps {
 		s.Status, s.DeletedAt = SnapshotDeleted, now
-		if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+		if err := e.store.UpdateSnapshot(ctx, s, o.hold); err != nil {
+			o.noteLost(err)
 			return o.finish(ctx, Release{To: StatusFailed, Reason: "could not retire snapshots"}, OpFailed, fmt.Errorf("delete %s: retire snapshot %s: %w", p.Slug, s.ID, err))
 		}
 	}

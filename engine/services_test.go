@@ -245,11 +245,11 @@ func TestRefusalsNameTheOperationInProgress(t *testing.T) {
 		Containers: []engine.ContainerSpec{{Name: "web", Directory: ".", Command: serve(t), Port: 4000}}})
 	must(t, err)
 	// Another process's hibernation, caught between its claim and its snapshot.
-	_, err = p.store.ClaimProject(ctx, pr.ID, engine.Claim{OpID: "op-elsewhere", Kind: engine.OpHibernate, Owner: "sweeper@host:1",
+	claimed, err := p.store.ClaimProject(ctx, pr.ID, engine.Claim{OpID: "op-elsewhere", Kind: engine.OpHibernate, Owner: "sweeper@host:1",
 		Now: time.Now(), From: []engine.ProjectStatus{engine.StatusActive}, To: engine.StatusHibernating})
 	must(t, err)
 	must(t, p.store.InsertOp(ctx, engine.Operation{ID: "op-elsewhere", ProjectID: pr.ID, Kind: engine.OpHibernate, Step: "claimed",
-		State: engine.OpRunning, Owner: "sweeper@host:1", StartedAt: time.Now(), UpdatedAt: time.Now()}))
+		State: engine.OpRunning, Owner: "sweeper@host:1", StartedAt: time.Now(), UpdatedAt: time.Now(), Epoch: claimed.OpEpoch}))
 	checks := map[string]error{}
 	_, checks["snapshot"] = p.eng.CreateSnapshot(ctx, pr.Slug, "x")
 	_, checks["wake"] = p.eng.Wake(ctx, pr.Slug)

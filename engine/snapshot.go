@@ -29,8 +29,8 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 	case errors.Is(err, ErrNotFound):
 		s = Snapshot{ID: id, ProjectID: o.p.ID, Owner: o.p.Owner, Type: t, Label: label,
 			Status: SnapshotPending, CreatedAt: e.now(), Backend: e.volumes.Name(), UnpackedBytes: -1}
-		if err := e.store.InsertSnapshot(ctx, s, MaxManualSnapshots); err != nil {
-			return s, fmt.Errorf("record snapshot %s: %w", id, err)
+		if err := e.store.InsertSnapshot(ctx, s, MaxManualSnapshots, o.hold); err != nil {
+			return s, o.noteLost(fmt.Errorf("record snapshot %s: %w", id, err))
 		}
 	case err != nil:
 		return s, fmt.Errorf("read snapshot %s: %w", id, err)
@@ -60,12 +60,17 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
 	}
 	progress := progressFor(ctx, o.p.ID, o.rec.Kind)
+	// The walk pauses the project's containers and writes under this snapshot's name: both
+	// are the taker's business once this op was superseded.
+	if err := o.guard(ctx, "take snapshot "+id); err != nil {
+		return s, err
+	}
 	created, err := o.createPointInTime(ctx, s, progress)
 	if err != nil {
 		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
 	}
-	if err := e.store.UpdateSnapshot(ctx, created); err != nil {
-		return s, fmt.Errorf("record snapshot %s: %w", id, err)
+	if err := e.store.UpdateSnapshot(ctx, created, o.hold); err != nil {
+		return s, o.noteLost(fmt.Errorf("record snapshot %s: %w", id, err))
 	}
 	if err := o.step(ctx, "snapshot-written"); err != nil {
 		return created, err
@@ -76,8 +81,8 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 		return created, o.failSnapshot(ctx, created, fmt.Errorf("snapshot %s: verify: %w", id, err))
 	}
 	ready.Status, ready.ReadyAt = SnapshotReady, e.now()
-	if err := e.store.UpdateSnapshot(ctx, ready); err != nil {
-		return ready, fmt.Errorf("record snapshot %s ready: %w", id, err)
+	if err := e.store.UpdateSnapshot(ctx, ready, o.hold); err != nil {
+		return ready, o.noteLost(fmt.Errorf("record snapshot %s ready: %w", id, err))
 	}
 	e.publish(ctx, Event{ProjectID: o.p.ID, Slug: o.p.Slug, Kind: "snapshot", Snapshot: id, Reason: "snapshot ready"})
 	if err := o.step(ctx, "snapshot-ready"); err != nil {
@@ -89,11 +94,24 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 // failSnapshot retires a snapshot that will never be ready: whatever part of it was stored is
 // removed, and it is soft-deleted with its error kept, so it takes no timeline slot, shows with
 // --all, and the purge forgets it after the retention period (failed attempts do not pile up).
+//
+// Both steps are this op's only while it holds the project: a superseded op's snapshot may be
+// its taker's by now (a takeover resumes the same snapshot id), so the row is retired by a
+// fenced write and the data is removed only after that write went in.
 func (o *op) failSnapshot(ctx context.Context, s Snapshot, cause error) error {
 	ctx = context.WithoutCancel(ctx)
+	if errors.Is(cause, ErrSuperseded) {
+		return cause
+	}
 	s.Status, s.Error, s.DeletedAt = SnapshotDeleted, cause.Error(), o.e.now()
-	if err := o.e.store.UpdateSnapshot(ctx, s); err != nil {
+	if err := o.e.store.UpdateSnapshot(ctx, s, o.hold); err != nil {
+		if errors.Is(o.noteLost(err), ErrSuperseded) {
+			return joinSuperseded(cause, o.supersededErr())
+		}
 		o.e.log.Warn("mark snapshot failed", "snapshot", s.ID, "err", err)
+	}
+	if err := o.guard(ctx, "remove the failed snapshot's data"); err != nil {
+		return joinSuperseded(cause, err)
 	}
 	if err := o.e.volumes.Delete(ctx, s); err != nil {
 		o.e.log.Warn("remove failed snapshot's data", "snapshot", s.ID, "err", err)
@@ -119,7 +137,8 @@ func (e *Engine) rotate(ctx context.Context, p Project, t SnapshotType, keep int
 			continue
 		}
 		s.Status, s.DeletedAt = SnapshotDeleted, e.now()
-		if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+		// Unfenced: a rotation runs after its operation released the project.
+		if err := e.store.UpdateSnapshot(ctx, s, Hold{}); err != nil {
 			e.log.Warn("rotate snapshot", "snapshot", s.ID, "err", err)
 		}
 	}

@@ -114,7 +114,7 @@ func (e *Engine) ReplaceSnapshot(ctx context.Context, ref, oldID, label string) 
 	}
 	snap, err := e.CreateSnapshot(ctx, ref, label)
 	if err != nil {
-		if uerr := e.store.UpdateSnapshot(context.WithoutCancel(ctx), old); uerr != nil {
+		if uerr := e.store.UpdateSnapshot(context.WithoutCancel(ctx), old, Hold{}); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("bring back %s: %w", oldID, uerr))
 		}
 	}
@@ -201,7 +201,7 @@ func (e *Engine) RelabelSnapshot(ctx context.Context, ref, id, label string) (Sn
 		return s, err
 	}
 	s.Label = label
-	if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+	if err := e.store.UpdateSnapshot(ctx, s, Hold{}); err != nil {
 		return s, fmt.Errorf("relabel %s: %w", id, err)
 	}
 	return s, nil
@@ -233,7 +233,7 @@ func (e *Engine) DeleteSnapshot(ctx context.Context, ref, id string) error {
 		return fmt.Errorf("snapshot %s is still being taken: %w", id, ErrBusy)
 	}
 	s.Status, s.DeletedAt = SnapshotDeleted, e.now()
-	if err := e.store.UpdateSnapshot(ctx, s); err != nil {
+	if err := e.store.UpdateSnapshot(ctx, s, Hold{}); err != nil {
 		return fmt.Errorf("delete snapshot %s: %w", id, err)
 	}
 	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "snapshot", Snapshot: id, Reason: "snapshot deleted"})
@@ -288,12 +288,16 @@ func safetyID(o *op) string { return snapshotID(SnapshotSafety, o.rec.ID, o.rec.
 
 func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 	p := o.p
-	target, err := e.readySnapshot(ctx, p, o.rec.SnapshotID)
 	live, lerr := e.runtime.ProjectExists(ctx, p)
 	back := StatusHibernated
 	if live {
 		back = StatusActive
 	}
+	if o.rec.SnapshotID == "" && lerr == nil {
+		// Interrupted between its claim and journaling its target: nothing was done yet.
+		return o.finish(ctx, Release{To: back}, OpRolledBack, nil)
+	}
+	target, err := e.readySnapshot(ctx, p, o.rec.SnapshotID)
 	if err != nil || lerr != nil {
 		return o.finish(ctx, Release{To: back}, OpFailed, fmt.Errorf("restore %s: %w", p.Slug, errors.Join(err, lerr)))
 	}
@@ -306,6 +310,9 @@ func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 			return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("restore %s: safety snapshot: %w", p.Slug, err))
 		}
 		progressFor(ctx, p.ID, OpRestore)(Progress{Phase: "stop"})
+		if err := o.guard(ctx, "stop the containers"); err != nil {
+			return o.finish(ctx, Release{To: StatusActive}, OpFailed, err)
+		}
 		if err := e.runtime.StopProject(ctx, p, cs); err != nil {
 			return o.finish(ctx, Release{To: StatusActive}, OpFailed, fmt.Errorf("restore %s: stop containers: %w", p.Slug, err))
 		}
@@ -321,13 +328,16 @@ func (e *Engine) restoreClaimed(ctx context.Context, o *op) (Project, error) {
 		e.rotate(ctx, done, SnapshotSafety, e.cfg.KeepAutoSnapshots)
 		return done, err
 	}
-	if err := e.volumes.Restore(withProgressFor(ctx, p.ID, OpRestore), p, target); err != nil {
+	if err := o.guard(ctx, "restore "+target.ID); err != nil {
+		return o.finish(ctx, Release{To: back}, OpFailed, err)
+	}
+	if err := e.volumes.Restore(o.withGuard(withProgressFor(ctx, p.ID, OpRestore)), p, target); err != nil {
 		what := "snapshot " + target.ID
 		if errors.Is(err, ErrNotFound) || errors.Is(err, ErrChecksum) {
 			what += unusableArchive
 		}
 		err = fmt.Errorf("restore %s: %s: %w", p.Slug, what, err)
-		if live {
+		if live && o.supersededErr() == nil {
 			// The tree was not touched (restores swap in only a complete tree): bring it back up.
 			if serr := e.startAll(context.WithoutCancel(ctx), p); serr != nil {
 				err = errors.Join(err, serr)

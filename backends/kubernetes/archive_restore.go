@@ -68,6 +68,11 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 			return fail(err)
 		}
 	}
+	// The extraction may have taken long enough for the operation to be taken over (a paused
+	// process): the swap is made only while it still holds the project.
+	if err := engine.CheckHold(ctx, "swap the restored trees in"); err != nil {
+		return fail(err)
+	}
 	for _, t := range targets {
 		if err := a.commit(ctx, ns, t, restoreToken(snap.ID)); err != nil {
 			if t.part != "" {

@@ -308,6 +308,11 @@ func (s *Snapshots) Restore(ctx context.Context, p engine.Project, snap engine.S
 		t.source = source
 	}
 	pvcs := s.rt.kube.CoreV1().PersistentVolumeClaims(s.rt.Namespace(p))
+	// The sources may have taken long enough for the operation to be taken over (a paused
+	// process): volumes are replaced only while it still holds the project.
+	if err := engine.CheckHold(ctx, "replace the volumes"); err != nil {
+		return fmt.Errorf("restore %s: %w", p.Slug, err)
+	}
 	for _, t := range targets {
 		cur, err := pvcs.Get(ctx, t.pvc, metav1.GetOptions{})
 		switch {

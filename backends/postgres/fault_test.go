@@ -81,7 +81,7 @@ func checkDownErrors(t *testing.T, s *Store, projectID string) {
 		t.Error("TryLock succeeded with the server down")
 	}
 	checkDown(t, "InsertSnapshot", "insert snapshot", s.InsertSnapshot(ctx, engine.Snapshot{ID: "s1", ProjectID: projectID,
-		Type: engine.SnapshotManual, Status: engine.SnapshotPending}, 5))
+		Type: engine.SnapshotManual, Status: engine.SnapshotPending}, 5, engine.Hold{}))
 }
 
 func checkDown(t *testing.T, what, prefix string, err error) {

@@ -19,14 +19,19 @@ import (
 // claimQuery is one conditional UPDATE. Racing claims queue on the row lock and PostgreSQL
 // re-checks the WHERE clause against the row the winner left behind, so exactly one matches.
 // An empty To ($2) keeps the status; a new status clears the reason, which explained the old one.
-const claimQuery = `UPDATE projects SET
+// Every claim gives the project the next hold epoch; a takeover ($8) moves its journal entry to
+// that epoch in the same statement, so the stale holder's next journal write is refused.
+const claimQuery = `WITH claimed AS (UPDATE projects SET
 		status = CASE WHEN $2::text = '' THEN status ELSE $2::text END,
 		status_reason = CASE WHEN $2::text = '' THEN status_reason ELSE '' END,
-		op_id = $3, op_kind = $4, op_owner = $5, op_heartbeat = $6, updated_at = $6
+		op_id = $3, op_kind = $4, op_owner = $5, op_heartbeat = $6, updated_at = $6,
+		op_epoch = op_epoch + 1
 	WHERE id = $1 AND status = ANY($7::text[])
 		AND (op_id = '' OR ($8::text <> '' AND op_id = $8::text))
 		AND ($9::timestamptz IS NULL OR last_activity <= $9::timestamptz)
-	RETURNING ` + projectCols
+	RETURNING ` + projectCols + `), moved AS (UPDATE operations SET epoch = (SELECT op_epoch FROM claimed)
+	WHERE $8::text <> '' AND id = $8::text AND project_id = $1 AND EXISTS (SELECT 1 FROM claimed))
+	SELECT ` + projectCols + ` FROM claimed`
 
 // ClaimProject atomically takes a project for an operation; see engine.Claim.
 func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Claim) (engine.Project, error) {
@@ -48,23 +53,23 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 }
 
 // Heartbeat refreshes the holder's heartbeat.
-func (s *Store) Heartbeat(ctx context.Context, projectID, opID string, at time.Time) error {
+func (s *Store) Heartbeat(ctx context.Context, projectID string, h engine.Hold, at time.Time) error {
 	var id string
-	err := s.pool.QueryRow(ctx, `UPDATE projects SET op_heartbeat = $3
-		WHERE id = $1 AND op_id = $2 AND op_id <> '' RETURNING id`, projectID, opID, at).Scan(&id)
+	err := s.pool.QueryRow(ctx, `UPDATE projects SET op_heartbeat = $4
+		WHERE id = $1 AND op_id = $2 AND op_id <> '' AND op_epoch = $3 RETURNING id`, projectID, h.OpID, h.Epoch, at).Scan(&id)
 	if err != nil {
-		return fmt.Errorf("heartbeat project %s for op %s: %w", projectID, opID, s.explainUpdate(ctx, projectID, err))
+		return fmt.Errorf("heartbeat project %s for op %s: %w", projectID, h.OpID, s.explainFenced(ctx, projectID, h, err))
 	}
 	return nil
 }
 
 // SetProjectStatus moves a held project to another status, keeping the hold.
-func (s *Store) SetProjectStatus(ctx context.Context, projectID, opID string, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
-	p, err := scanProject(s.pool.QueryRow(ctx, `UPDATE projects SET status = $3, status_reason = $4, updated_at = $5
-		WHERE id = $1 AND op_id = $2 AND op_id <> ''
-		RETURNING `+projectCols, projectID, opID, string(to), reason, at))
+func (s *Store) SetProjectStatus(ctx context.Context, projectID string, h engine.Hold, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
+	p, err := scanProject(s.pool.QueryRow(ctx, `UPDATE projects SET status = $4, status_reason = $5, updated_at = $6
+		WHERE id = $1 AND op_id = $2 AND op_id <> '' AND op_epoch = $3
+		RETURNING `+projectCols, projectID, h.OpID, h.Epoch, string(to), reason, at))
 	if err != nil {
-		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, opID, s.explainUpdate(ctx, projectID, err))
+		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, h.OpID, s.explainFenced(ctx, projectID, h, err))
 	}
 	return p, nil
 }
@@ -76,13 +81,47 @@ func (s *Store) ReleaseProject(ctx context.Context, projectID string, r engine.R
 			status_reason = $4, updated_at = $5,
 			op_id = '', op_kind = '', op_owner = '', op_heartbeat = $6,
 			hibernation_snapshot = CASE WHEN $7::boolean THEN $8::text ELSE hibernation_snapshot END
-		WHERE id = $1 AND op_id = $2 AND op_id <> ''
+		WHERE id = $1 AND op_id = $2 AND op_id <> '' AND op_epoch = $9
 		RETURNING `+projectCols,
-		projectID, r.OpID, string(r.To), r.Reason, r.Now, time.Time{}, r.SetHibernationSnapshot, r.HibernationSnapshot))
+		projectID, r.OpID, string(r.To), r.Reason, r.Now, time.Time{}, r.SetHibernationSnapshot, r.HibernationSnapshot, r.Epoch))
 	if err != nil {
-		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID, s.explainUpdate(ctx, projectID, err))
+		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID,
+			s.explainFenced(ctx, projectID, engine.Hold{OpID: r.OpID, Epoch: r.Epoch}, err))
 	}
 	return p, nil
+}
+
+// explainFenced maps the error of an UPDATE fenced by h: a miss is ErrSuperseded (or
+// ErrNotFound), with the holder it found instead.
+func (s *Store) explainFenced(ctx context.Context, projectID string, h engine.Hold, err error) error {
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return s.explainUpdate(ctx, projectID, err)
+	}
+	p, rerr := scanProject(s.pool.QueryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = $1`, projectID))
+	if errors.Is(rerr, pgx.ErrNoRows) {
+		return engine.ErrNotFound
+	}
+	if rerr != nil {
+		return fmt.Errorf("matched no row, then could not read the project: %w", rerr)
+	}
+	return sqlstore.Superseded(p, h)
+}
+
+// checkHold is the fenced read of a write by h in tx: nil while h holds projectID (or h is
+// zero), else ErrSuperseded. The row is read FOR SHARE, so no claim or takeover can move the
+// hold before tx ends: the check and the write it guards are one.
+func checkHold(ctx context.Context, tx pgx.Tx, projectID string, h engine.Hold) error {
+	if h.OpID == "" {
+		return nil
+	}
+	p, err := scanProject(tx.QueryRow(ctx, `SELECT `+projectCols+` FROM projects WHERE id = $1 FOR SHARE`, projectID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("project %s: %w", projectID, engine.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("read the hold: %w", badInput(err))
+	}
+	return sqlstore.CheckHold(p, h)
 }
 
 // explainUpdate maps the error of a conditional UPDATE ... RETURNING on a project.

@@ -12,12 +12,12 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-const opCols = `id, project_id, kind, step, state, snapshot_id, owner, started_at, updated_at, finished_at, error`
+const opCols = `id, project_id, kind, step, state, snapshot_id, owner, started_at, updated_at, finished_at, error, epoch`
 
 func scanOp(row pgx.Row) (engine.Operation, error) {
 	var op engine.Operation
 	err := row.Scan(&op.ID, &op.ProjectID, &op.Kind, &op.Step, &op.State, &op.SnapshotID, &op.Owner,
-		&op.StartedAt, &op.UpdatedAt, &op.FinishedAt, &op.Error)
+		&op.StartedAt, &op.UpdatedAt, &op.FinishedAt, &op.Error, &op.Epoch)
 	if err != nil {
 		return engine.Operation{}, err
 	}
@@ -30,25 +30,59 @@ func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
 	if op.ID == "" {
 		return fmt.Errorf("insert op: %w: id is required", engine.ErrBadInput)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO operations (`+opCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
-		op.StartedAt, op.UpdatedAt, op.FinishedAt, op.Error)
-	if err = sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "op", op.ProjectID); err != nil {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if op.State == engine.OpRunning && op.Epoch > 0 {
+			if err := checkHold(ctx, tx, op.ProjectID, engine.Hold{OpID: op.ID, Epoch: op.Epoch}); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO operations (`+opCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
+			op.StartedAt, op.UpdatedAt, op.FinishedAt, op.Error, op.Epoch)
+		return sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "op", op.ProjectID)
+	})
+	if err != nil {
 		return fmt.Errorf("insert %s op %s of project %s: %w", op.Kind, op.ID, op.ProjectID, badInput(err))
 	}
 	return nil
 }
 
-// UpdateOp replaces the stored fields of op.ID; the project it belongs to never changes.
+// UpdateOp replaces the stored fields of op.ID while the entry is at op.Epoch (and, for a running
+// entry, the project is held by it at that epoch); the project it belongs to never changes.
+// The project row is locked before the entry's, in the order a takeover's claim takes them.
 func (s *Store) UpdateOp(ctx context.Context, op engine.Operation) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE operations SET kind = $2, step = $3, state = $4, snapshot_id = $5,
-			owner = $6, started_at = $7, updated_at = $8, finished_at = $9, error = $10
-		WHERE id = $1`,
-		op.ID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner, op.StartedAt,
-		op.UpdatedAt, op.FinishedAt, op.Error)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = engine.ErrNotFound
-	}
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if op.State == engine.OpRunning && op.Epoch > 0 {
+			var projectID string
+			err := tx.QueryRow(ctx, `SELECT project_id FROM operations WHERE id = $1`, op.ID).Scan(&projectID)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return engine.ErrNotFound
+			}
+			if err != nil {
+				return err
+			}
+			if err := checkHold(ctx, tx, projectID, engine.Hold{OpID: op.ID, Epoch: op.Epoch}); err != nil {
+				return err
+			}
+		}
+		tag, err := tx.Exec(ctx, `UPDATE operations SET kind = $2, step = $3, state = $4, snapshot_id = $5,
+				owner = $6, started_at = $7, updated_at = $8, finished_at = $9, error = $10
+			WHERE id = $1 AND epoch = $11`,
+			op.ID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner, op.StartedAt,
+			op.UpdatedAt, op.FinishedAt, op.Error, op.Epoch)
+		if err != nil || tag.RowsAffected() == 1 {
+			return err
+		}
+		var epoch int64
+		err = tx.QueryRow(ctx, `SELECT epoch FROM operations WHERE id = $1`, op.ID).Scan(&epoch)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		return sqlstore.OpSuperseded(op, epoch)
+	})
 	if err != nil {
 		return fmt.Errorf("update op %s: %w", op.ID, badInput(err))
 	}

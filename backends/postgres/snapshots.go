@@ -33,7 +33,7 @@ func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
 // InsertSnapshot adds a snapshot, refusing a manual one beyond maxManual (engine.MaxManualSnapshots
 // when maxManual <= 0). A manual insert first locks its project's row, so concurrent manual
 // inserts for one project count one after another and cannot both take the last slot.
-func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
+func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int, by engine.Hold) error {
 	maxManual, err := sqlstore.NewSnapshot(snap, maxManual)
 	if err != nil {
 		return err
@@ -46,9 +46,15 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
 		return badInput(sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "snapshot", snap.ProjectID))
 	}
-	if sqlstore.OnTimeline(snap) {
+	if sqlstore.OnTimeline(snap) || by.OpID != "" {
 		err = s.tx(ctx, func(tx pgx.Tx) error {
-			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+			if sqlstore.OnTimeline(snap) {
+				// First, so its row lock is the stronger one this transaction takes.
+				if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
+					return err
+				}
+			}
+			if err := checkHold(ctx, tx, snap.ProjectID, by); err != nil {
 				return err
 			}
 			return insert(ctx, tx)
@@ -84,16 +90,36 @@ func checkTimeline(ctx context.Context, tx pgx.Tx, projectID string, maxManual i
 }
 
 // UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.
-func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
+func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot, by engine.Hold) error {
+	update := func(ctx context.Context, db execer) error {
+		q := `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
 			created_at = $6, ready_at = $7, deleted_at = $8, size_bytes = $9, sha256 = $10, location = $11,
 			backend = $12, error = $13, unpacked_bytes = $14, parts = $15
-		WHERE id = $1`,
-		snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
-		snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes,
-		sqlstore.SnapshotParts(snap))
-	if err == nil && tag.RowsAffected() == 0 {
-		err = engine.ErrNotFound
+		WHERE id = $1`
+		args := []any{snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
+			snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes,
+			sqlstore.SnapshotParts(snap)}
+		if by.OpID != "" {
+			// The fence is the project the row belongs to, whatever the caller says it is.
+			q += ` AND project_id = $16`
+			args = append(args, snap.ProjectID)
+		}
+		tag, err := db.Exec(ctx, q, args...)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = engine.ErrNotFound
+		}
+		return err
+	}
+	var err error
+	if by.OpID != "" {
+		err = s.tx(ctx, func(tx pgx.Tx) error {
+			if err := checkHold(ctx, tx, snap.ProjectID, by); err != nil {
+				return err
+			}
+			return update(ctx, tx)
+		})
+	} else {
+		err = update(ctx, s.pool)
 	}
 	if err != nil {
 		return fmt.Errorf("update snapshot %s: %w", snap.ID, badInput(err))

@@ -26,7 +26,8 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 	q := `UPDATE projects SET
 			status = CASE WHEN ? = '' THEN status ELSE ? END,
 			status_reason = CASE WHEN ? = '' THEN status_reason ELSE '' END,
-			op_id = ?, op_kind = ?, op_owner = ?, op_heartbeat = ?, updated_at = ?
+			op_id = ?, op_kind = ?, op_owner = ?, op_heartbeat = ?, updated_at = ?,
+			op_epoch = op_epoch + 1
 		WHERE id = ? AND status IN (` + placeholders(len(c.From)) + `)`
 	to := string(c.To)
 	args := []any{to, to, to, c.OpID, string(c.Kind), c.Owner, toMicros(c.Now), toMicros(c.Now), projectID}
@@ -44,7 +45,18 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 		q += ` AND last_activity <= ?`
 		args = append(args, toMicros(c.IdleBefore))
 	}
-	p, err := s.updateHeld(ctx, projectID, q+` RETURNING `+projectCols, args...)
+	var p engine.Project
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanProject(tx.QueryRowContext(ctx, q+` RETURNING `+projectCols, args...))
+		if err != nil || c.TakeOver == "" {
+			return explainUpdate(ctx, tx, projectID, err)
+		}
+		// The journal entry changes hands with the hold: the stale holder's next write to it
+		// is refused (UpdateOp compares epochs).
+		_, err = tx.ExecContext(ctx, `UPDATE operations SET epoch = ? WHERE id = ? AND project_id = ?`, p.OpEpoch, c.TakeOver, projectID)
+		return err
+	})
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("claim project %s for %s %s: %w", projectID, c.Kind, c.OpID, err)
 	}
@@ -54,29 +66,62 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 // whyNotHeld explains a conditional update that matched nothing: the project is missing
 // (ErrNotFound) or not in the expected state (ErrConflict, with what it is instead).
 func whyNotHeld(ctx context.Context, tx *sql.Tx, projectID string) error {
-	p, err := scanProject(tx.QueryRowContext(ctx, `SELECT `+projectCols+` FROM projects WHERE id = ?`, projectID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return engine.ErrNotFound
-	}
+	p, err := readProject(ctx, tx, projectID)
 	if err != nil {
 		return err
 	}
 	return sqlstore.NotHeld(p)
 }
 
-// Heartbeat refreshes the holder's heartbeat.
-func (s *Store) Heartbeat(ctx context.Context, projectID, opID string, at time.Time) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE projects SET op_heartbeat = ? WHERE id = ? AND op_id = ? AND op_id <> ''`,
-			toMicros(at), projectID, opID)
-		err = mustAffect(res, err, errNoRow)
-		if errors.Is(err, errNoRow) {
-			return whyNotHeld(ctx, tx, projectID)
-		}
-		return err
-	})
+// readProject reads a project inside tx; ErrNotFound when there is none.
+func readProject(ctx context.Context, tx *sql.Tx, projectID string) (engine.Project, error) {
+	p, err := scanProject(tx.QueryRowContext(ctx, `SELECT `+projectCols+` FROM projects WHERE id = ?`, projectID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, engine.ErrNotFound
+	}
+	return p, err
+}
+
+// checkHold is the fenced read of a write by h inside tx: nil while h holds projectID at its
+// epoch (or h is zero), else ErrSuperseded. SQLite runs one write transaction at a time, so
+// what it read still holds when the transaction's write commits.
+func checkHold(ctx context.Context, tx *sql.Tx, projectID string, h engine.Hold) error {
+	if h.OpID == "" {
+		return nil
+	}
+	p, err := readProject(ctx, tx, projectID)
 	if err != nil {
-		return fmt.Errorf("heartbeat project %s for op %s: %w", projectID, opID, err)
+		return err
+	}
+	return sqlstore.CheckHold(p, h)
+}
+
+// updateFenced runs q, an UPDATE ... RETURNING projectCols of one project that matches only
+// while h holds it (its conditions end with op_id = ? AND op_epoch = ?, given last), and says
+// ErrSuperseded when it did not match.
+func (s *Store) updateFenced(ctx context.Context, projectID string, h engine.Hold, q string, args ...any) (engine.Project, error) {
+	var p engine.Project
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanProject(tx.QueryRowContext(ctx, q+` AND op_id = ? AND op_id <> '' AND op_epoch = ? RETURNING `+projectCols,
+			append(args, h.OpID, h.Epoch)...))
+		if errors.Is(err, sql.ErrNoRows) {
+			cur, rerr := readProject(ctx, tx, projectID)
+			if rerr != nil {
+				return rerr
+			}
+			return sqlstore.Superseded(cur, h)
+		}
+		return explainUpdate(ctx, tx, projectID, err)
+	})
+	return p, err
+}
+
+// Heartbeat refreshes the holder's heartbeat.
+func (s *Store) Heartbeat(ctx context.Context, projectID string, h engine.Hold, at time.Time) error {
+	_, err := s.updateFenced(ctx, projectID, h, `UPDATE projects SET op_heartbeat = ? WHERE id = ?`, toMicros(at), projectID)
+	if err != nil {
+		return fmt.Errorf("heartbeat project %s for op %s: %w", projectID, h.OpID, err)
 	}
 	return nil
 }
@@ -85,12 +130,11 @@ func (s *Store) Heartbeat(ctx context.Context, projectID, opID string, at time.T
 var errNoRow = errors.New("no row matched")
 
 // SetProjectStatus moves a held project to another status, keeping the hold.
-func (s *Store) SetProjectStatus(ctx context.Context, projectID, opID string, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
-	p, err := s.updateHeld(ctx, projectID, `UPDATE projects SET status = ?, status_reason = ?, updated_at = ?
-		WHERE id = ? AND op_id = ? AND op_id <> ''
-		RETURNING `+projectCols, string(to), reason, toMicros(at), projectID, opID)
+func (s *Store) SetProjectStatus(ctx context.Context, projectID string, h engine.Hold, to engine.ProjectStatus, reason string, at time.Time) (engine.Project, error) {
+	p, err := s.updateFenced(ctx, projectID, h, `UPDATE projects SET status = ?, status_reason = ?, updated_at = ?
+		WHERE id = ?`, string(to), reason, toMicros(at), projectID)
 	if err != nil {
-		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, opID, err)
+		return engine.Project{}, fmt.Errorf("set project %s status %s for op %s: %w", projectID, to, h.OpID, err)
 	}
 	return p, nil
 }
@@ -106,27 +150,14 @@ func (s *Store) ReleaseProject(ctx context.Context, projectID string, r engine.R
 		q += `, hibernation_snapshot = ?`
 		args = append(args, r.HibernationSnapshot)
 	}
-	q += ` WHERE id = ? AND op_id = ? AND op_id <> '' RETURNING ` + projectCols
-	args = append(args, projectID, r.OpID)
+	q += ` WHERE id = ?`
+	args = append(args, projectID)
 
-	p, err := s.updateHeld(ctx, projectID, q, args...)
+	p, err := s.updateFenced(ctx, projectID, engine.Hold{OpID: r.OpID, Epoch: r.Epoch}, q, args...)
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("release project %s from op %s: %w", projectID, r.OpID, err)
 	}
 	return p, nil
-}
-
-// updateHeld runs q, an UPDATE ... RETURNING projectCols of one project that matches only
-// while its conditions (status, holder) still hold, in one write transaction, and explains a
-// miss (whyNotHeld) inside that transaction, so the explanation is of the state that refused.
-func (s *Store) updateHeld(ctx context.Context, projectID, q string, args ...any) (engine.Project, error) {
-	var p engine.Project
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		var err error
-		p, err = scanProject(tx.QueryRowContext(ctx, q, args...))
-		return explainUpdate(ctx, tx, projectID, err)
-	})
-	return p, err
 }
 
 // explainUpdate maps the error of an UPDATE ... RETURNING on a held project.

@@ -11,13 +11,13 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-const opCols = `id, project_id, kind, step, state, snapshot_id, owner, started_at, updated_at, finished_at, error`
+const opCols = `id, project_id, kind, step, state, snapshot_id, owner, started_at, updated_at, finished_at, error, epoch`
 
 func scanOp(sc scanner) (engine.Operation, error) {
 	var op engine.Operation
 	var started, updated, finished int64
 	err := sc.Scan(&op.ID, &op.ProjectID, &op.Kind, &op.Step, &op.State, &op.SnapshotID, &op.Owner,
-		&started, &updated, &finished, &op.Error)
+		&started, &updated, &finished, &op.Error, &op.Epoch)
 	if err != nil {
 		return engine.Operation{}, err
 	}
@@ -31,9 +31,14 @@ func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
 		return fmt.Errorf("insert op: %w: id is required", engine.ErrBadInput)
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if op.State == engine.OpRunning && op.Epoch > 0 {
+			if err := checkHold(ctx, tx, op.ProjectID, engine.Hold{OpID: op.ID, Epoch: op.Epoch}); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO operations (`+opCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			op.ID, op.ProjectID, string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner,
-			toMicros(op.StartedAt), toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error)
+			toMicros(op.StartedAt), toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error, op.Epoch)
 		return sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "op", op.ProjectID)
 	})
 	if err != nil {
@@ -42,15 +47,33 @@ func (s *Store) InsertOp(ctx context.Context, op engine.Operation) error {
 	return nil
 }
 
-// UpdateOp replaces the stored fields of op.ID; the project it belongs to never changes.
+// UpdateOp replaces the stored fields of op.ID while the entry is at op.Epoch (and, for a running
+// entry, the project is held by it at that epoch); the project it belongs to never changes.
 func (s *Store) UpdateOp(ctx context.Context, op engine.Operation) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE operations SET kind = ?, step = ?, state = ?, snapshot_id = ?,
+		var projectID string
+		var epoch int64
+		err := tx.QueryRowContext(ctx, `SELECT project_id, epoch FROM operations WHERE id = ?`, op.ID).Scan(&projectID, &epoch)
+		if errors.Is(err, sql.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if epoch != op.Epoch {
+			return sqlstore.OpSuperseded(op, epoch)
+		}
+		if op.State == engine.OpRunning && op.Epoch > 0 {
+			if err := checkHold(ctx, tx, projectID, engine.Hold{OpID: op.ID, Epoch: op.Epoch}); err != nil {
+				return err
+			}
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE operations SET kind = ?, step = ?, state = ?, snapshot_id = ?,
 				owner = ?, started_at = ?, updated_at = ?, finished_at = ?, error = ?
 			WHERE id = ?`,
 			string(op.Kind), op.Step, string(op.State), op.SnapshotID, op.Owner, toMicros(op.StartedAt),
 			toMicros(op.UpdatedAt), toMicros(op.FinishedAt), op.Error, op.ID)
-		return mustAffect(res, err, engine.ErrNotFound)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("update op %s: %w", op.ID, err)

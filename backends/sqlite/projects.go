@@ -17,13 +17,13 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch`
 
 func scanProject(sc scanner) (engine.Project, error) {
 	var p engine.Project
 	var last, created, updated, hb int64
 	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
-		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb)
+		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch)
 	if err != nil {
 		return engine.Project{}, err
 	}
@@ -39,10 +39,10 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
-			p.OpOwner, toMicros(p.OpHeartbeat))
+			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch)
 		if isUnique(err) {
 			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
@@ -300,7 +300,7 @@ func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, quer
 // into SQLite per column and row is most of what a list of 100k projects costs).
 const listCols = `id, slug, name, owner, status, NULLIF(status_reason, ''), last_activity, created_at,
 	updated_at, NULLIF(hibernation_snapshot, ''), NULLIF(op_id, ''), NULLIF(op_kind, ''),
-	NULLIF(op_owner, ''), op_heartbeat, change_seq`
+	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq`
 
 // scanChanges appends the projects of rows (listCols) to out, moving its cursor to the largest
 // change number read; err is the query's error. Every row is scanned into the same
@@ -316,7 +316,7 @@ func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	)
 	dest := []any{&p.ID, &p.Slug, &p.Name, &p.Owner, text[engine.ProjectStatus]{&p.Status},
 		text[string]{&p.StatusReason}, &last, &created, &updated, text[string]{&p.HibernationSnapshot},
-		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &seq}
+		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err

@@ -33,12 +33,15 @@ func scanSnapshot(sc scanner) (engine.Snapshot, error) {
 // InsertSnapshot adds a snapshot, refusing a manual one beyond maxManual (engine.MaxManualSnapshots
 // when maxManual <= 0). The count and the insert share one write transaction, which SQLite runs
 // one at a time, so concurrent inserts cannot both take the last slot.
-func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int) error {
+func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxManual int, by engine.Hold) error {
 	maxManual, err := sqlstore.NewSnapshot(snap, maxManual)
 	if err != nil {
 		return err
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
+		if err := checkHold(ctx, tx, snap.ProjectID, by); err != nil {
+			return err
+		}
 		if sqlstore.OnTimeline(snap) {
 			if err := checkTimeline(ctx, tx, snap.ProjectID, maxManual); err != nil {
 				return err
@@ -75,15 +78,24 @@ func checkTimeline(ctx context.Context, tx *sql.Tx, projectID string, maxManual 
 }
 
 // UpdateSnapshot replaces the stored fields of s.ID; the project it belongs to never changes.
-func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot) error {
+func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot, by engine.Hold) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
+		q := `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
 				created_at = ?, ready_at = ?, deleted_at = ?, size_bytes = ?, sha256 = ?, location = ?,
 				backend = ?, error = ?, unpacked_bytes = ?, parts = ?
-			WHERE id = ?`,
-			snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
+			WHERE id = ?`
+		args := []any{snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
 			toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.ID)
+			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.ID}
+		if by.OpID != "" {
+			// The fence is the project the row belongs to, whatever the caller says it is.
+			if err := checkHold(ctx, tx, snap.ProjectID, by); err != nil {
+				return err
+			}
+			q += ` AND project_id = ?`
+			args = append(args, snap.ProjectID)
+		}
+		res, err := tx.ExecContext(ctx, q, args...)
 		return mustAffect(res, err, engine.ErrNotFound)
 	})
 	if err != nil {

@@ -45,11 +45,12 @@ func TestDoctor(t *testing.T) {
 		eng := openTest(t, c.state, "fault")
 		ctx := context.Background()
 		op := "lost-release"
-		if _, err := eng.store.ClaimProject(ctx, p.ID, engine.Claim{OpID: op, Kind: engine.OpWake, Owner: "x", Now: p.UpdatedAt,
-			From: []engine.ProjectStatus{engine.StatusHibernated}, To: engine.StatusActive}); err != nil {
+		claimed, err := eng.store.ClaimProject(ctx, p.ID, engine.Claim{OpID: op, Kind: engine.OpWake, Owner: "x", Now: p.UpdatedAt,
+			From: []engine.ProjectStatus{engine.StatusHibernated}, To: engine.StatusActive})
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := eng.store.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, To: engine.StatusActive, Now: p.UpdatedAt,
+		if _, err := eng.store.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, Epoch: claimed.OpEpoch, To: engine.StatusActive, Now: p.UpdatedAt,
 			SetHibernationSnapshot: true}); err != nil {
 			t.Fatal(err)
 		}

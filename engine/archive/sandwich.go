@@ -209,6 +209,11 @@ func (s *Sandwich) Restore(ctx context.Context, p engine.Project, snap engine.Sn
 		}
 		t.tmp = tmp
 	}
+	// The extraction may have taken long enough for the operation to be taken over (a paused
+	// process): the swap is made only while it still holds the project.
+	if err := engine.CheckHold(ctx, "swap the restored tree in"); err != nil {
+		return fail(err)
+	}
 	for _, t := range targets {
 		if err := swapIn(t.tmp, t.dir); err != nil {
 			return fail(err)

@@ -71,10 +71,11 @@ func testChangedSinceFirstRead(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	failHibernation := func(slug, op, snapshot string) engine.Project {
 		p := createActive(t, s, slug, t0)
-		if _, err := s.ClaimProject(ctx, p.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+		claimed, err := s.ClaimProject(ctx, p.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, To: engine.StatusFailed, Reason: "snapshot failed: disk full",
+		if _, err := s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, Epoch: claimed.OpEpoch, To: engine.StatusFailed, Reason: "snapshot failed: disk full",
 			Now: t0, SetHibernationSnapshot: snapshot != "", HibernationSnapshot: snapshot}); err != nil {
 			t.Fatal(err)
 		}
@@ -122,14 +123,15 @@ func testChangedSinceSeesEveryWrite(t *testing.T, s engine.Store) {
 	}
 
 	op := newID()
-	if _, err := s.ClaimProject(ctx, a.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating)); err != nil {
+	claimed, err := s.ClaimProject(ctx, a.ID, claimFor(op, []engine.ProjectStatus{engine.StatusActive}, engine.StatusHibernating))
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, cursor = changes(t, s, cursor)
 	if p := got[a.ID]; p.Status != engine.StatusHibernating || p.OpID != op {
 		t.Errorf("a claim after the cursor reads as %+v, want hibernating held by %s", p, op)
 	}
-	if _, err := s.ReleaseProject(ctx, a.ID, engine.Release{OpID: op, To: engine.StatusDeleted, Now: t0}); err != nil {
+	if _, err := s.ReleaseProject(ctx, a.ID, engine.Release{OpID: op, Epoch: claimed.OpEpoch, To: engine.StatusDeleted, Now: t0}); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = changes(t, s, cursor)

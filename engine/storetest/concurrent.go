@@ -96,7 +96,7 @@ func testConcurrentClaims(t *testing.T, handles []engine.Store) {
 		if got.OpID != winner || got.Status != engine.StatusHibernating {
 			t.Fatalf("%s: project %s held by %s, want hibernating held by the winner %s", what, got.Status, got.OpID, winner)
 		}
-		_, err := s.ReleaseProject(t.Context(), p.ID, engine.Release{OpID: winner, To: engine.StatusActive, Now: t0})
+		_, err := s.ReleaseProject(t.Context(), p.ID, engine.Release{OpID: winner, Epoch: got.OpEpoch, To: engine.StatusActive, Now: t0})
 		noErr(t, what+": release", err)
 	}
 }
@@ -104,8 +104,8 @@ func testConcurrentClaims(t *testing.T, handles []engine.Store) {
 func testConcurrentTakeOver(t *testing.T, handles []engine.Store) {
 	s := handles[0]
 	p := createActive(t, s, uniqueSlug("stale"), t0.Add(-time.Hour))
-	stale := newID()
-	hold(t, s, p, stale)
+	staleOp := newID()
+	stale := engine.HoldOf(hold(t, s, p, staleOp))
 
 	ctx := t.Context()
 	ops := make([]string, racers)
@@ -118,7 +118,7 @@ func testConcurrentTakeOver(t *testing.T, handles []engine.Store) {
 		}
 		ops[i] = newID()
 		c := claimFor(ops[i], fromActive, engine.StatusHibernating)
-		c.TakeOver = stale
+		c.TakeOver = staleOp
 		_, errs[i] = s.ClaimProject(ctx, p.ID, c)
 	})
 	if n := winners(t, "takeover", errs[1:], engine.ErrConflict); n != 1 {
@@ -128,7 +128,7 @@ func testConcurrentTakeOver(t *testing.T, handles []engine.Store) {
 		t.Errorf("stale holder's heartbeat: %v, want nil or ErrConflict", errs[0])
 	}
 	got := get(t, s, p.ID)
-	if got.OpID == stale || got.OpID == "" {
+	if got.OpID == staleOp || got.OpID == "" {
 		t.Errorf("after takeover the project is held by %q", got.OpID)
 	}
 	wantErr(t, "stale holder's heartbeat after takeover", s.Heartbeat(t.Context(), p.ID, stale, t0), engine.ErrConflict)
@@ -147,9 +147,9 @@ func testConcurrentManualSnapshots(t *testing.T, handles []engine.Store) {
 		for j := range perRacer {
 			// Hibernation snapshots in between must neither count nor be refused.
 			hib := newSnapshot(p, engine.SnapshotHibernation, fmt.Sprintf("h%d-%d", i, j), t0)
-			hibErrs[i*perRacer+j] = s.InsertSnapshot(ctx, hib, engine.MaxManualSnapshots)
+			hibErrs[i*perRacer+j] = s.InsertSnapshot(ctx, hib, engine.MaxManualSnapshots, engine.Hold{})
 			snap := newSnapshot(p, engine.SnapshotManual, fmt.Sprintf("m%d-%d", i, j), t0)
-			errs[i*perRacer+j] = s.InsertSnapshot(ctx, snap, engine.MaxManualSnapshots)
+			errs[i*perRacer+j] = s.InsertSnapshot(ctx, snap, engine.MaxManualSnapshots, engine.Hold{})
 		}
 	})
 	if err := errors.Join(hibErrs...); err != nil {

@@ -73,8 +73,8 @@ func hold(t *testing.T, s engine.Store, p engine.Project, opID string) engine.Pr
 func softDelete(t *testing.T, s engine.Store, p engine.Project) {
 	t.Helper()
 	op := newID()
-	hold(t, s, p, op)
-	if _, err := s.ReleaseProject(t.Context(), p.ID, engine.Release{OpID: op, To: engine.StatusDeleted, Now: t0}); err != nil {
+	held := hold(t, s, p, op)
+	if _, err := s.ReleaseProject(t.Context(), p.ID, engine.Release{OpID: op, Epoch: held.OpEpoch, To: engine.StatusDeleted, Now: t0}); err != nil {
 		t.Fatalf("ReleaseProject(%s, deleted): %v", p.Slug, err)
 	}
 }

@@ -201,7 +201,7 @@ func testHeldProjects(t *testing.T, s engine.Store) {
 	checkIDs(t, "HeldProjects with none held", sortedIDs(ps, projectID), nil)
 
 	opA, opB := newID(), newID()
-	hold(t, s, a, opA)
+	heldA := hold(t, s, a, opA)
 	hold(t, s, b, opB)
 	ps, err = s.HeldProjects(t.Context())
 	noErr(t, "HeldProjects", err)
@@ -213,7 +213,7 @@ func testHeldProjects(t *testing.T, s engine.Store) {
 		checkTime(t, "held project heartbeat", p.OpHeartbeat, t0)
 	}
 
-	_, err = s.ReleaseProject(t.Context(), a.ID, engine.Release{OpID: opA, To: engine.StatusActive, Now: t0})
+	_, err = s.ReleaseProject(t.Context(), a.ID, engine.Release{OpID: opA, Epoch: heldA.OpEpoch, To: engine.StatusActive, Now: t0})
 	noErr(t, "ReleaseProject", err)
 	ps, err = s.HeldProjects(t.Context())
 	noErr(t, "HeldProjects", err)

@@ -26,7 +26,7 @@ func newSnapshot(p engine.Project, typ engine.SnapshotType, label string, create
 
 func insert(t *testing.T, s engine.Store, snap engine.Snapshot) engine.Snapshot {
 	t.Helper()
-	noErr(t, "InsertSnapshot "+snap.Label, s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots))
+	noErr(t, "InsertSnapshot "+snap.Label, s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots, engine.Hold{}))
 	return snap
 }
 
@@ -34,7 +34,7 @@ func insert(t *testing.T, s engine.Store, snap engine.Snapshot) engine.Snapshot 
 func softDeleteSnapshot(t *testing.T, s engine.Store, snap engine.Snapshot, at time.Time) engine.Snapshot {
 	t.Helper()
 	snap.Status, snap.DeletedAt = engine.SnapshotDeleted, at
-	noErr(t, "UpdateSnapshot (delete) "+snap.Label, s.UpdateSnapshot(t.Context(), snap))
+	noErr(t, "UpdateSnapshot (delete) "+snap.Label, s.UpdateSnapshot(t.Context(), snap, engine.Hold{}))
 	return snap
 }
 
@@ -43,7 +43,7 @@ func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
 	snap := engine.Snapshot{ID: newID(), ProjectID: p.ID, Owner: "alice", Type: engine.SnapshotManual,
 		Label: "before upgrade ✓", Status: engine.SnapshotPending, CreatedAt: t0.In(time.FixedZone("X", -5*3600)),
 		SizeBytes: 0, Backend: "archive"}
-	noErr(t, "InsertSnapshot", s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots))
+	noErr(t, "InsertSnapshot", s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots, engine.Hold{}))
 	got, err := s.GetSnapshot(t.Context(), snap.ID)
 	noErr(t, "GetSnapshot", err)
 	checkSnapshot(t, "inserted snapshot", got, snap)
@@ -53,20 +53,20 @@ func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
 	snap.Location, snap.Label, snap.Error = "snapshots/x.tar.zst", "relabelled", "warning: slow"
 	snap.Parts = []engine.SnapshotPart{{Name: "db", Location: "snapshots/x.db.tar.zst", SizeBytes: 7, UnpackedBytes: 70,
 		SHA256: strings.Repeat("cd", 32)}, {Name: "cache", SizeBytes: 0, UnpackedBytes: -1}}
-	noErr(t, "UpdateSnapshot", s.UpdateSnapshot(t.Context(), snap))
+	noErr(t, "UpdateSnapshot", s.UpdateSnapshot(t.Context(), snap, engine.Hold{}))
 	got, err = s.GetSnapshot(t.Context(), snap.ID)
 	noErr(t, "GetSnapshot", err)
 	checkSnapshot(t, "updated snapshot", got, snap)
 
-	wantErr(t, "InsertSnapshot with a used id", s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots), engine.ErrExists)
+	wantErr(t, "InsertSnapshot with a used id", s.InsertSnapshot(t.Context(), snap, engine.MaxManualSnapshots, engine.Hold{}), engine.ErrExists)
 	missing := snap
 	missing.ID = newID()
-	wantErr(t, "UpdateSnapshot missing", s.UpdateSnapshot(t.Context(), missing), engine.ErrNotFound)
+	wantErr(t, "UpdateSnapshot missing", s.UpdateSnapshot(t.Context(), missing, engine.Hold{}), engine.ErrNotFound)
 	_, err = s.GetSnapshot(t.Context(), missing.ID)
 	wantErr(t, "GetSnapshot missing", err, engine.ErrNotFound)
 	orphan := newSnapshot(engine.Project{ID: newID()}, engine.SnapshotHibernation, "orphan", t0)
 	wantErr(t, "InsertSnapshot for a missing project",
-		s.InsertSnapshot(t.Context(), orphan, engine.MaxManualSnapshots), engine.ErrNotFound)
+		s.InsertSnapshot(t.Context(), orphan, engine.MaxManualSnapshots, engine.Hold{}), engine.ErrNotFound)
 }
 
 // Invariant 5: at most max manual snapshots that are not deleted; the engine's own never count.
@@ -77,7 +77,7 @@ func testManualSnapshotLimit(t *testing.T, s engine.Store) {
 		manual = append(manual, insert(t, s, newSnapshot(p, engine.SnapshotManual, fmt.Sprintf("m%d", i), t0.Add(time.Duration(i)*time.Minute))))
 	}
 	sixth := newSnapshot(p, engine.SnapshotManual, "m5", t0.Add(time.Hour))
-	err := s.InsertSnapshot(t.Context(), sixth, engine.MaxManualSnapshots)
+	err := s.InsertSnapshot(t.Context(), sixth, engine.MaxManualSnapshots, engine.Hold{})
 	wantErr(t, "6th manual snapshot", err, engine.ErrTimelineFull)
 	if err != nil && !strings.Contains(err.Error(), strconv.Itoa(engine.MaxManualSnapshots)) {
 		t.Errorf("timeline-full error %q does not name the limit %d", err, engine.MaxManualSnapshots)
@@ -97,23 +97,23 @@ func testManualSnapshotLimit(t *testing.T, s engine.Store) {
 	// Pending and failed manual snapshots hold a slot too.
 	errored := manual[0]
 	errored.Status, errored.Error = engine.SnapshotError, "upload failed"
-	noErr(t, "UpdateSnapshot (error)", s.UpdateSnapshot(t.Context(), errored))
+	noErr(t, "UpdateSnapshot (error)", s.UpdateSnapshot(t.Context(), errored, engine.Hold{}))
 	wantErr(t, "manual snapshot with an errored one in the timeline",
-		s.InsertSnapshot(t.Context(), sixth, engine.MaxManualSnapshots), engine.ErrTimelineFull)
+		s.InsertSnapshot(t.Context(), sixth, engine.MaxManualSnapshots, engine.Hold{}), engine.ErrTimelineFull)
 
 	// A deleted one frees its slot, once.
 	softDeleteSnapshot(t, s, manual[1], t0)
 	insert(t, s, sixth)
 	wantErr(t, "manual snapshot after the freed slot was taken",
-		s.InsertSnapshot(t.Context(), newSnapshot(p, engine.SnapshotManual, "m6", t0), engine.MaxManualSnapshots),
+		s.InsertSnapshot(t.Context(), newSnapshot(p, engine.SnapshotManual, "m6", t0), engine.MaxManualSnapshots, engine.Hold{}),
 		engine.ErrTimelineFull)
 
 	// The limit is the caller's.
 	r := createActive(t, s, "tight", t0)
 	insert(t, s, newSnapshot(r, engine.SnapshotManual, "r0", t0))
-	noErr(t, "2nd manual with max 2", s.InsertSnapshot(t.Context(), newSnapshot(r, engine.SnapshotManual, "r1", t0), 2))
+	noErr(t, "2nd manual with max 2", s.InsertSnapshot(t.Context(), newSnapshot(r, engine.SnapshotManual, "r1", t0), 2, engine.Hold{}))
 	wantErr(t, "3rd manual with max 2",
-		s.InsertSnapshot(t.Context(), newSnapshot(r, engine.SnapshotManual, "r2", t0), 2), engine.ErrTimelineFull)
+		s.InsertSnapshot(t.Context(), newSnapshot(r, engine.SnapshotManual, "r2", t0), 2, engine.Hold{}), engine.ErrTimelineFull)
 }
 
 func testListSnapshotsFilters(t *testing.T, s engine.Store) {

@@ -77,7 +77,7 @@ func testUseRefusedUnderExclusiveOp(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	p := createActive(t, s, "held", t0.Add(-time.Hour))
 	op := newID()
-	_, err := s.ClaimProject(ctx, p.ID, engine.Claim{OpID: op, Kind: engine.OpSnapshot, Owner: "x", Now: t0,
+	claimed, err := s.ClaimProject(ctx, p.ID, engine.Claim{OpID: op, Kind: engine.OpSnapshot, Owner: "x", Now: t0,
 		From: fromActive, To: engine.StatusActive})
 	noErr(t, "claim for a snapshot", err)
 	wantErr(t, "BeginUse under a snapshot", s.BeginUse(ctx, newUse(p, t0), exclusiveKinds), engine.ErrConflict)
@@ -87,7 +87,7 @@ func testUseRefusedUnderExclusiveOp(t *testing.T, s engine.Store) {
 	if len(uses) != 0 {
 		t.Errorf("a refused use was recorded: %+v", uses)
 	}
-	_, err = s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, To: engine.StatusActive, Now: t0})
+	_, err = s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, Epoch: claimed.OpEpoch, To: engine.StatusActive, Now: t0})
 	noErr(t, "release", err)
 
 	// An operation that is not exclusive (start) leaves uses alone.
@@ -101,9 +101,9 @@ func testUseRefusedWhenNotActive(t *testing.T, s engine.Store) {
 	ctx := t.Context()
 	p := createActive(t, s, "sleeping", t0.Add(-time.Hour))
 	op := newID()
-	_, err := s.ClaimProject(ctx, p.ID, claimFor(op, fromActive, engine.StatusHibernating))
+	claimed, err := s.ClaimProject(ctx, p.ID, claimFor(op, fromActive, engine.StatusHibernating))
 	noErr(t, "claim", err)
-	_, err = s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, To: engine.StatusHibernated, Now: t0})
+	_, err = s.ReleaseProject(ctx, p.ID, engine.Release{OpID: op, Epoch: claimed.OpEpoch, To: engine.StatusHibernated, Now: t0})
 	noErr(t, "release hibernated", err)
 	wantErr(t, "BeginUse of a hibernated project", s.BeginUse(ctx, newUse(p, t0), nil), engine.ErrConflict)
 	err = s.BeginUse(ctx, engine.Use{ID: newID(), ProjectID: newID(), Kind: "files put", StartedAt: t0, Heartbeat: t0}, nil)

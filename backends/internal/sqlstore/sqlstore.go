@@ -164,6 +164,33 @@ func NotHeld(p engine.Project) error {
 		p.Status, holder, p.LastActivity.Format("2006-01-02T15:04:05.000000Z07:00"))
 }
 
+// Superseded is the refusal of a write fenced by h on project p, which h no longer holds: the
+// operation was taken over (a newer epoch) or finished by its taker. Wraps ErrSuperseded and,
+// for callers that only know the older word, ErrConflict.
+func Superseded(p engine.Project, h engine.Hold) error {
+	holder := "nobody"
+	if p.OpID != "" {
+		holder = fmt.Sprintf("%s %s at epoch %d (owner %q)", p.OpKind, p.OpID, p.OpEpoch, p.OpOwner)
+	}
+	return fmt.Errorf("%w (%w): op %s at epoch %d no longer holds project %s; it is %s, held by %s",
+		engine.ErrSuperseded, engine.ErrConflict, h.OpID, h.Epoch, p.Slug, p.Status, holder)
+}
+
+// OpSuperseded is the refusal of a journal write of op, whose entry a takeover moved to epoch.
+func OpSuperseded(op engine.Operation, epoch int64) error {
+	return fmt.Errorf("%w (%w): journal entry %s is at epoch %d, this writer holds epoch %d",
+		engine.ErrSuperseded, engine.ErrConflict, op.ID, epoch, op.Epoch)
+}
+
+// CheckHold is the fenced read of a write by h: nil while h holds p, else Superseded. A zero h
+// is a write of no operation, never refused here.
+func CheckHold(p engine.Project, h engine.Hold) error {
+	if h.OpID == "" || (p.OpID == h.OpID && p.OpEpoch == h.Epoch) {
+		return nil
+	}
+	return Superseded(p, h)
+}
+
 // NewUse checks a use to begin.
 func NewUse(u engine.Use) error {
 	if u.ID == "" || u.ProjectID == "" {
