@@ -44,6 +44,9 @@ func (pt PausePoint) String() string {
 	return s
 }
 
+// Name is the name of the round's project (its slug is engine.Slugify of it).
+func (pt PausePoint) Name() string { return strings.ReplaceAll("sup-"+pt.String(), "/", "-") }
+
 // PausePoints are every journaled step of hibernate, wake, restore, manual snapshot and
 // delete, and the volume phases where a long call can be caught.
 var PausePoints = []PausePoint{
@@ -111,7 +114,7 @@ func SupersededRound(t *testing.T, parts SupersededParts, pt PausePoint) {
 			<-takerResume
 		}
 	})
-	slug := strings.ReplaceAll(fmt.Sprintf("sup-%s", pt), "/", "-")
+	slug := pt.Name()
 	p := NewProject(t, taker, slug)
 	if _, err := taker.AddContainer(ctx, p.Slug, engine.ContainerSpec{Name: "web", Directory: ".", Command: "sleep 600"}); err != nil {
 		t.Fatal(err)
