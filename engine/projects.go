@@ -98,6 +98,12 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	if err := e.writable("create project"); err != nil {
 		return Project{}, err
 	}
+	if err := checkText("project name", req.Name, MaxNameLength); err != nil {
+		return Project{}, fmt.Errorf("create project: %w", err)
+	}
+	if err := checkOwner(req.Owner); err != nil {
+		return Project{}, fmt.Errorf("create project: %w", err)
+	}
 	slug := Slugify(req.Name)
 	if slug == "" {
 		return Project{}, fmt.Errorf("create project: name %q has no letters or digits to make a slug from: %w", req.Name, ErrBadInput)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 )
 
 // MaxLabelLength bounds snapshot labels (they are shown in a console column).
@@ -13,11 +12,8 @@ const MaxLabelLength = 120
 
 func checkLabel(label string) (string, error) {
 	label = strings.TrimSpace(label)
-	if !utf8.ValidString(label) || strings.ContainsAny(label, "\x00\n\r") {
-		return "", fmt.Errorf("label must be one line of UTF-8 text: %w", ErrBadInput)
-	}
-	if utf8.RuneCountInString(label) > MaxLabelLength {
-		return "", fmt.Errorf("label is longer than %d characters: %w", MaxLabelLength, ErrBadInput)
+	if err := checkText("label", label, MaxLabelLength); err != nil {
+		return "", err
 	}
 	return label, nil
 }

@@ -58,7 +58,7 @@ func (d *replaceDialog) content(w int) []string {
 		if label == "" {
 			label = s.ID
 		}
-		row := fmt.Sprintf("%s  %s", s.CreatedAt.In(d.env.loc).Format("01-02 15:04"), label)
+		row := fmt.Sprintf("%s  %s", s.CreatedAt.In(d.env.loc).Format("01-02 15:04"), sanitize(label))
 		if i == d.nav.cursor {
 			lines = append(lines, th.Selected.Render(fit(selMarker+row, w)))
 		} else {

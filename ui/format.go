@@ -8,6 +8,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // ago renders how long before now t was, coarse enough to stay the same for a while so rows
@@ -158,7 +160,8 @@ func wrapOf(st lipgloss.Style) inlineWrap {
 }
 
 // sanitize keeps data from the store (names, URLs, error text) from moving the terminal's
-// cursor or breaking the one-line-per-row layout.
+// cursor, reordering the text around it (bidi overrides) or breaking the one-line-per-row
+// layout: what engine.Unprintable names is blanked.
 func sanitize(s string) string {
 	if !strings.ContainsFunc(s, isControl) {
 		return s
@@ -171,7 +174,7 @@ func sanitize(s string) string {
 	}, s)
 }
 
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+func isControl(r rune) bool { return engine.Unprintable(r) }
 
 // fit makes a rendered line exactly w columns wide.
 func fit(line string, w int) string {

@@ -143,7 +143,9 @@ func (t *timelinePane) relabel() tea.Cmd {
 	s, _ := t.selected()
 	src, p := t.env.src, t.proj
 	body := []para{{text: t.describeSnapshot(s)}}
-	d := newPrompt(t.env, "Relabel snapshot", "relabel", body, s.Label, "label", engine.MaxLabelLength, func(label string) tea.Cmd {
+	// The input shows its value as it is: a label stored before labels were checked starts
+	// blanked where it would drive the terminal (the engine refuses such a label anyway).
+	d := newPrompt(t.env, "Relabel snapshot", "relabel", body, sanitize(s.Label), "label", engine.MaxLabelLength, func(label string) tea.Cmd {
 		return startOp(opSpec{title: "relabel " + s.ID, projectID: p.ID, run: func(ctx context.Context) opResult {
 			if _, err := src.RelabelSnapshot(ctx, p.ID, s.ID, label); err != nil {
 				return opResult{err: err}

@@ -30,6 +30,9 @@ func TestBadInput(t *testing.T) {
 		{"exec without dash", nil, []string{"exec", "solid", "app", "ls", "-l"}, 2, []string{"--"}},
 		{"rm without yes", nil, []string{"project", "rm", "solid"}, 1, []string{"--yes"}},
 		{"bad label", nil, []string{"snapshot", "create", "solid", "--label", "two\nlines"}, 2, []string{"one line"}},
+		{"name with an OSC 52", nil, []string{"project", "create", "evil\x1b]52;c;eA==\x07"}, 2, []string{`"evil\x1b]52;c;eA==\a"`, "control or bidi character", "printable text only"}},
+		{"name too long", nil, []string{"project", "create", strings.Repeat("n", 100_000)}, 2, []string{"100000 characters long", "at most 200"}},
+		{"label with a bidi override", nil, []string{"snapshot", "create", "solid", "--label", "v1\u202e2v"}, 2, []string{`"v1\u202e2v"`, "control or bidi character"}},
 		{"bad container name", nil, []string{"container", "add", "solid", "Bad_Name", "--dir", "x"}, 2, []string{"lower-case"}},
 		{"container dir escapes", nil, []string{"container", "add", "solid", "web", "--dir", "../../etc"}, 2, []string{"leaves the project"}},
 		// A file no snapshot could hold would make every hibernation of the project fail.

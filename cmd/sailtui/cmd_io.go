@@ -302,7 +302,7 @@ func eventsCmd(a *app) *cobra.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s -> %s %s\n", ev.Time.Format(time.TimeOnly), ev.Slug, ev.From, ev.To, ev.Reason)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s -> %s %s\n", ev.Time.Format(time.TimeOnly), ev.Slug, ev.From, ev.To, printable(ev.Reason))
 			}
 			return nil
 		},

@@ -44,9 +44,9 @@ func rowOf(p engine.Project) projectRow {
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 	r := rowOf(p)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, r.StatusReason)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, printable(r.StatusReason))
 		if r.NextStep != "" {
-			fmt.Fprintf(tw, "next: %s\n", r.NextStep)
+			fmt.Fprintf(tw, "next: %s\n", printable(r.NextStep))
 		}
 		switch {
 		case p.Status == engine.StatusDeleted:
@@ -89,16 +89,16 @@ func projectsCmd(a *app) *cobra.Command {
 					if r.Operation != "" {
 						st += " (" + r.Operation + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, r.Name, st, ago(r.LastActivity, now), r.Owner)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, ago(r.LastActivity, now), printable(r.Owner))
 				}
 				// Under the table, so its columns stay as they are: each failed project's way on.
 				for _, r := range rows {
 					switch {
 					case r.NextStep != "":
-						fmt.Fprintf(tw, "\n%s is failed: %s\n  next: %s\n", r.Slug, r.StatusReason, r.NextStep)
+						fmt.Fprintf(tw, "\n%s is failed: %s\n  next: %s\n", r.Slug, printable(r.StatusReason), printable(r.NextStep))
 					case r.shown != r.Status:
 						fmt.Fprintf(tw, "\n%s: %s\n  next: sailtui containers ls %s and sailtui logs %s NAME show why; sailtui project start %s tries again\n",
-							r.Slug, r.StatusReason, r.Slug, r.Slug, r.Slug)
+							r.Slug, printable(r.StatusReason), r.Slug, r.Slug, r.Slug)
 					}
 				}
 			})
@@ -180,7 +180,8 @@ func projectCmd(a *app) *cobra.Command {
 			if a.cfg.Output == "json" {
 				return a.out(cmd).emit(map[string]string{"runtime": eng.Mode(), "description": text}, nil)
 			}
-			fmt.Fprint(cmd.OutOrStdout(), text)
+			// The runtime's view quotes what projects hold (directories, commands, images).
+			fmt.Fprint(cmd.OutOrStdout(), printableLines(text))
 			return nil
 		},
 	}
@@ -442,10 +443,10 @@ func containerCmd(a *app) *cobra.Command {
 				Kind: c.Kind.String(), Image: c.Image, DataPath: c.DataPath, Exports: c.Exports}
 			return a.out(cmd).emit(row, func(tw *tabwriter.Writer) {
 				if c.IsService() {
-					fmt.Fprintf(tw, "added service %s (%s, data at %s)\n", c.Name, c.Image, c.DataPath)
+					fmt.Fprintf(tw, "added service %s (%s, data at %s)\n", c.Name, printable(c.Image), printable(c.DataPath))
 					return
 				}
-				fmt.Fprintf(tw, "added %s (%s)\n", c.Name, c.Directory)
+				fmt.Fprintf(tw, "added %s (%s)\n", c.Name, printable(c.Directory))
 			})
 		},
 	}

@@ -52,7 +52,7 @@ func snapRow(s engine.Snapshot) snapshotRow {
 func printSnapshot(a *app, cmd *cobra.Command, s engine.Snapshot) error {
 	r := snapRow(s)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.sizeOf(), r.Label)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.sizeOf(), printable(r.Label))
 	})
 }
 
@@ -119,7 +119,7 @@ brings one back.`,
 				if !all {
 					fmt.Fprintln(tw, "ID\tTYPE\tSTATUS\tCREATED\tSIZE\tLABEL")
 					for _, r := range rows {
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), r.Label)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), printable(r.Label))
 					}
 				} else {
 					// Until when snapshot undelete can bring a deleted one back.
@@ -129,7 +129,7 @@ brings one back.`,
 						if s := snaps[i]; s.Status == engine.SnapshotDeleted && s.Error == "" {
 							kept = s.DeletedAt.Add(engine.SnapshotRetention).UTC().Format("2006-01-02T15:04:05Z07:00")
 						}
-						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), kept, r.Label)
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Type, r.Status, r.CreatedAt, r.sizeOf(), kept, printable(r.Label))
 					}
 				}
 				fmt.Fprintf(tw, "manual snapshots: %d/%d\n", manual, engine.MaxManualSnapshots)

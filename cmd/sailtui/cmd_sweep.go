@@ -109,7 +109,7 @@ func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
 		}{{verb, rep.Hibernated}, {"stopped", rep.Stopped}, {"recovered", rep.Recovered}, {"purged", rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
 		for _, l := range lists {
 			for _, it := range l.items {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, it.Reason)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, printable(it.Reason))
 			}
 		}
 		if rep.Sweep == "purge" {

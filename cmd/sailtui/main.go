@@ -41,7 +41,9 @@ func main() {
 	if errors.Is(err, engine.ErrReadOnly) {
 		err = fmt.Errorf("%w; %s", err, readOnlyWhy())
 	}
-	fmt.Fprintln(os.Stderr, "sailtui:", err)
+	// An error may quote what a container wrote (a failed start's last log lines) or a stored
+	// name: quoted where it could drive the terminal.
+	fmt.Fprintln(os.Stderr, "sailtui:", printableLines(err.Error()))
 	os.Exit(exitCodeOf(err))
 }
 

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/dustin/go-humanize"
@@ -146,13 +145,26 @@ func confirm(cfg config, what string) error {
 }
 
 // printable is s as a table cell: unchanged when it is plain text, Go-quoted when it holds
-// control characters (escape sequences, newlines, tabs) or invalid UTF-8, so a hostile file
-// name can neither draw on the terminal nor break the table's columns.
+// control characters (escape sequences, newlines, tabs), bidi overrides (engine.Unprintable) or
+// invalid UTF-8, so a hostile file name, project name or label can neither drive the terminal
+// (OSC 52 writes the clipboard), nor reorder what it shows, nor break the table's columns. Only
+// human output goes through it: JSON carries the exact data, escaped by the encoder.
 func printable(s string) string {
-	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) }) {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, engine.Unprintable) {
 		return strconv.Quote(s)
 	}
 	return s
+}
+
+// printableLines is printable for text that is several lines by design (an error with a
+// container's last log lines, a description): each line is quoted on its own, so the plain ones
+// stay readable.
+func printableLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = printable(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // clip shortens s to at most n runes, marking the cut with an ellipsis.
