@@ -33,6 +33,12 @@ type header struct {
 
 	events   eventsState
 	loadedAt time.Time
+	// storeErr is why the last read of the projects list failed ("" once one succeeds), and
+	// staleSince when the list was last known current before it: events may still arrive
+	// (PostgreSQL's LISTEN is another connection, the in-process bus needs no store), so
+	// "live" alone would claim a list the store no longer answers for.
+	storeErr   string
+	staleSince time.Time
 	// checked is when the watcher last found the store unchanged (Unix nanoseconds; nil or
 	// 0: never): the list is as fresh as that.
 	checked *atomic.Int64
@@ -59,6 +65,24 @@ func (h *header) refreshed() time.Time {
 
 func (h *header) setSize(w int) { h.w = w }
 
+// storeFailed notes a failed read of the projects list; the first of a run fixes since when
+// the list is stale.
+func (h *header) storeFailed(err error) {
+	if h.storeErr == "" {
+		h.staleSince = h.refreshed()
+		if h.staleSince.IsZero() {
+			h.staleSince = h.env.now
+		}
+	}
+	h.storeErr = err.Error()
+}
+
+// storeAnswered notes a read that succeeded: the list is current again.
+func (h *header) storeAnswered() { h.storeErr, h.staleSince = "", time.Time{} }
+
+// storeErrWidth caps the store's error in the header; the status line has all of it.
+const storeErrWidth = 60
+
 // countOrder is the order of the per-state counts; deleted is shown only when there are some.
 var countOrder = []engine.ProjectStatus{
 	engine.StatusActive, engine.StatusHibernating, engine.StatusHibernated,
@@ -80,10 +104,15 @@ func (h *header) view(counts map[engine.ProjectStatus]int, loaded bool) string {
 		left.WriteString("  " + th.Label.Render("store ") + th.Value.Render(sanitize(h.store)))
 	}
 	var state string
-	switch h.events {
-	case eventsLive:
+	switch {
+	case h.storeErr != "":
+		// The store outranks the events: a live stream over a list that cannot be read is
+		// not live.
+		state = th.Stale.Render("● stale since " + h.staleSince.In(h.env.loc).Format("15:04:05") + ": " +
+			ansi.Truncate(strings.Join(strings.Fields(sanitize(h.storeErr)), " "), storeErrWidth, "…"))
+	case h.events == eventsLive:
 		state = th.Live.Render("● live")
-	case eventsDown:
+	case h.events == eventsDown:
 		state = th.Stale.Render("○ events down, polling")
 	default:
 		state = th.Muted.Render("○ connecting")

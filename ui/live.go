@@ -321,7 +321,9 @@ func (m *model) onProjects(msg projectsLoadedMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	if msg.err != nil {
 		m.setErr(msg.err)
+		m.header.storeFailed(msg.err)
 	} else {
+		m.header.storeAnswered()
 		ps := msg.ch.Projects
 		if msg.full {
 			m.projects.setProjects(ps)
@@ -422,6 +424,7 @@ func (m *model) updateLive(msg tea.Msg) tea.Cmd {
 		m.live.stopWatch = nil
 		if msg.err != nil {
 			m.setErr(msg.err)
+			m.header.storeFailed(msg.err)
 			// The resync tick starts a new watcher through its load.
 			return nil
 		}

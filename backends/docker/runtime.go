@@ -132,6 +132,9 @@ type Config struct {
 	// directory (as root, normally): a runtime talking to a remote daemon refuses them with an
 	// error that says so.
 	Volumes bool
+	// ReadOnly deletes nothing behind the engine's back: what waits in the trash stays there
+	// (--readonly; the engine refuses every change itself).
+	ReadOnly bool
 }
 
 // Runtime implements engine.Runtime and engine.TreeImporter on the Docker Engine.
@@ -215,7 +218,7 @@ func New(cfg Config) (*Runtime, error) {
 	if cfg.Volumes && !volumeNameRE.MatchString(cfg.NetworkPrefix) {
 		return nil, fmt.Errorf("docker runtime: prefix %q cannot start a volume name: use letters, digits, '_', '.' and '-', starting with a letter or digit: %w", cfg.NetworkPrefix, engine.ErrBadInput)
 	}
-	bin := trash.Open(cfg.StateDir)
+	bin := trash.Open(cfg.StateDir, trash.Options{ReadOnly: cfg.ReadOnly})
 	r := &Runtime{cfg: cfg, publish: addr, trash: bin, Reaper: bin.Reaper()}
 	if err := r.setUser(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 
@@ -107,8 +108,14 @@ func follow(ctx context.Context, w *io.PipeWriter, path string, f *os.File, off 
 	defer t.Stop()
 	for {
 		if f == nil {
-			if nf, err := os.Open(path); err == nil {
+			nf, err := logfile.OpenRead(path)
+			switch {
+			case err == nil:
 				f, off = nf, 0
+			case !errors.Is(err, fs.ErrNotExist):
+				// A link in the log's place is refused, not waited out.
+				_ = w.CloseWithError(err)
+				return
 			}
 		}
 		if f != nil {
@@ -121,12 +128,17 @@ func follow(ctx context.Context, w *io.PipeWriter, path string, f *os.File, off 
 				_ = w.CloseWithError(err)
 				return
 			}
-			if fi, err := os.Stat(path); err == nil && !os.SameFile(fi, cur) {
+			if fi, err := os.Lstat(path); err == nil && !os.SameFile(fi, cur) {
 				// Rotated: the old file is drained; carry on with the new one from its start.
-				if nf, err := os.Open(path); err == nil {
+				nf, err := logfile.OpenRead(path)
+				if err == nil {
 					_ = f.Close()
 					f, off = nf, 0
 					continue
+				}
+				if !errors.Is(err, fs.ErrNotExist) {
+					_ = w.CloseWithError(err)
+					return
 				}
 			}
 			if cur.Size() < off {

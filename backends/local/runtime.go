@@ -55,6 +55,9 @@ type Config struct {
 	// matches a prefix. The console's own environment may hold store or object-store
 	// credentials, so nothing else is passed on.
 	PassEnv []string
+	// ReadOnly deletes nothing behind the engine's back: what waits in the trash stays there
+	// (--readonly; the engine refuses every change itself).
+	ReadOnly bool
 }
 
 // DefaultStopTimeout is used when Config.StopTimeout is zero.
@@ -139,7 +142,7 @@ func New(cfg Config) (*Runtime, error) {
 		cfg.StopTimeout = DefaultStopTimeout
 	}
 	// Opening the bin resumes the delete of what a process that ended first left in it.
-	bin := trash.Open(cfg.ProjectsDir)
+	bin := trash.Open(cfg.ProjectsDir, trash.Options{ReadOnly: cfg.ReadOnly})
 	r := &Runtime{cfg: cfg, recent: map[int]portLease{}, children: map[string]*child{}, trash: bin, Reaper: bin.Reaper()}
 	return r, nil
 }

@@ -23,6 +23,8 @@ type sweepFlags struct {
 	asOf        string
 	concurrency int
 	deadline    time.Duration
+	// yes confirms a sweep that judges as of a time in the future (see options).
+	yes bool
 	// idleSet: --idle was given (an explicit 0 is an error, not "the default").
 	idleSet bool
 }
@@ -34,9 +36,14 @@ func (s *sweepFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&s.asOf, "as-of", "", "judge idleness and expiry as of this RFC3339 time")
 	fs.IntVar(&s.concurrency, "concurrency", 0, "projects hibernated at once (default SAILTUI_SWEEP_CONCURRENCY or 16)")
 	fs.DurationVar(&s.deadline, "deadline", 0, "stop taking new projects after this long; in-flight ones finish (0: none)")
+	fs.BoolVarP(&s.yes, "yes", "y", false, "confirm a sweep --as-of a time in the future without --dry-run")
 }
 
-func (s sweepFlags) options() (engine.SweepOptions, error) {
+// options are the engine's options of the flags, judged at now. A future --as-of makes every
+// project touched until then idle and every snapshot deleted until then expired: outside
+// --dry-run that hibernates projects in use and purges snapshots deleted seconds ago, so it is
+// a destructive action like the others and wants --yes (a CronJob never passes --as-of).
+func (s sweepFlags) options(now time.Time) (engine.SweepOptions, error) {
 	o := engine.SweepOptions{DryRun: s.dryRun, Idle: s.idle, StopIdle: s.stopIdle, Concurrency: s.concurrency}
 	if s.idle < 0 || (s.idleSet && s.idle == 0) {
 		return o, fmt.Errorf("--idle %s: the idle timeout must be positive, such as 30m: %w", s.idle, engine.ErrBadInput)
@@ -53,6 +60,10 @@ func (s sweepFlags) options() (engine.SweepOptions, error) {
 			return o, fmt.Errorf("--as-of %q: want RFC3339 such as 2026-11-29T22:00:00Z: %w", s.asOf, engine.ErrBadInput)
 		}
 		o.AsOf = t.UTC()
+		if o.AsOf.After(now) && !s.dryRun && !s.yes {
+			return o, fmt.Errorf("--as-of %s is in the future (it is %s now): the sweep would hibernate projects in use and purge snapshots deleted moments ago; add --dry-run to see what it would do, or --yes to do it: %w",
+				o.AsOf.Format(time.RFC3339), now.UTC().Format(time.RFC3339), engine.ErrBadInput)
+		}
 	}
 	return o, nil
 }
@@ -60,7 +71,7 @@ func (s sweepFlags) options() (engine.SweepOptions, error) {
 // runSweep runs one sweep; its callers print the report.
 func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f sweepFlags) (engine.SweepReport, error) {
 	f.idleSet = cmd.Flags().Changed("idle")
-	opts, err := f.options()
+	opts, err := f.options(time.Now())
 	if err != nil {
 		return engine.SweepReport{}, err
 	}

@@ -134,6 +134,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 			Volumes:       cfg.DockerVolumes,
 			Labels:        cfg.DockerLabels,
 			LogMaxBytes:   int64(cfg.LogMaxMiB) << 20,
+			ReadOnly:      cfg.ReadOnly,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker runtime: %w", err)
@@ -145,6 +146,7 @@ func openRuntime(cfg config) (storageRuntime, func(), error) {
 		RunDir:      filepath.Join(cfg.StateDir, "run"),
 		LogDir:      filepath.Join(cfg.StateDir, "logs"),
 		LogMaxBytes: int64(cfg.LogMaxMiB) << 20,
+		ReadOnly:    cfg.ReadOnly,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("local runtime: %w", err)

@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,5 +50,20 @@ func TestLock(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Lock still waits after the release")
+	}
+}
+
+// A lock file that is a symbolic link is refused, and a dangling one's target is not made.
+func TestLockRefusesLink(t *testing.T) {
+	dir := t.TempDir()
+	path, target := filepath.Join(dir, "x.lock"), filepath.Join(dir, "elsewhere")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(t.Context(), path, true); err == nil || !strings.Contains(err.Error(), "rm "+path) {
+		t.Fatalf("Lock through a link: %v, want a refusal saying to remove it", err)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Lock through a dangling link made its target: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ package flock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -17,11 +18,16 @@ const poll = 10 * time.Millisecond
 // error). Without create, a missing lock file is an error (fs.ErrNotExist) rather than made
 // again. The returned func releases the lock.
 func Lock(ctx context.Context, path string, create bool) (unlock func(), err error) {
-	flags := os.O_RDWR
+	// A lock file is never opened through a link: one put in its place (a kept log's rotation
+	// lock sits beside the log) would make the open create or lock a file anywhere.
+	flags := os.O_RDWR | syscall.O_NOFOLLOW
 	if create {
 		flags |= os.O_CREATE
 	}
 	f, err := os.OpenFile(path, flags, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("lock file %s is a symbolic link, which sailtui does not follow: remove it (rm %s) and try again: %w", path, path, err)
+	}
 	if err != nil {
 		return nil, err
 	}

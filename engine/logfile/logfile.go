@@ -128,7 +128,7 @@ func (w *Writer) write(b []byte) error {
 func (w *Writer) current() error {
 	if w.f != nil {
 		cur, err1 := w.f.Stat()
-		fi, err2 := os.Stat(w.path)
+		fi, err2 := os.Lstat(w.path)
 		if err1 == nil && err2 == nil && os.SameFile(cur, fi) {
 			w.size = cur.Size()
 			return nil
@@ -136,7 +136,7 @@ func (w *Writer) current() error {
 		_ = w.f.Close()
 		w.f = nil
 	}
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := openFile(w.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,7 @@ func (w *Writer) rotate() error {
 	}
 	defer unlock()
 	// Another writer may have rotated meanwhile: only the file this writer filled moves.
-	fi, err := os.Stat(w.path)
+	fi, err := os.Lstat(w.path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return w.Close()
@@ -202,7 +202,7 @@ func MarkLogs(p engine.Project, cs []engine.Container, path func(name string) st
 		paths = append(paths, path(c.Name))
 	}
 	for _, path := range paths {
-		if _, err := os.Stat(path); err != nil {
+		if _, err := os.Lstat(path); err != nil {
 			continue
 		}
 		if err := Mark(path, limit, what); err != nil {
@@ -243,6 +243,21 @@ type stripped struct {
 }
 
 func (s stripped) Close() error { return s.c.Close() }
+
+// OpenRead opens the kept log file at path (current or rotated) for reading, as Open does:
+// never through a symbolic link, in its name or its directory's, and only a regular file.
+func OpenRead(path string) (*os.File, error) { return openFile(path, os.O_RDONLY, 0) }
+
+// linked is the refusal of a kept log, or its directory, that is a symbolic link.
+func linked(path string) error {
+	return fmt.Errorf("kept log %s is a symbolic link: sailtui neither reads nor writes a log through one, as it could lead anywhere; remove the link (rm %s: what it points to stays as it is) and the log starts again there: %w",
+		path, path, engine.ErrBadPath)
+}
+
+// notRegular is the refusal of a kept log that is not a regular file (a FIFO, a device).
+func notRegular(path string) error {
+	return fmt.Errorf("kept log %s is not a regular file: move it away and the log starts again there: %w", path, engine.ErrBadPath)
+}
 
 // Remove deletes the log at path with its rotated file and lock.
 func Remove(path string) error {
@@ -297,7 +312,7 @@ func (b *Backlog) Close() error {
 // across both files, or nothing (tail < 0). A log that does not exist reads as empty.
 func Open(path string, tail int) (*Backlog, error) {
 	b := &Backlog{Before: strings.NewReader("")}
-	f, err := os.Open(path)
+	f, err := openFile(path, os.O_RDONLY, 0)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -324,7 +339,7 @@ func Open(path string, tail int) (*Backlog, error) {
 			return b, nil
 		}
 	}
-	old, err := os.Open(Rotated(path))
+	old, err := openFile(Rotated(path), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return b, nil
 	}

@@ -553,6 +553,12 @@ func parsePort(value string, line int) (int, *ParseError) {
 		e.placeholder = true
 		return 0, e
 	}
+	// A minus before digits is a number, one below the range, not a placeholder: refused,
+	// rather than left to a start that may never look at it.
+	digits := strings.TrimPrefix(tok, "-")
+	if digits != tok && digits != "" && strings.Trim(digits, "0123456789") == "" {
+		return 0, errorf(line, "port %s is out of range (1-65535); write a port from 1 to 65535, e.g. **Port**: 5173", quote(tok))
+	}
 	for i := 0; i < len(tok); i++ {
 		if tok[i] < '0' || tok[i] > '9' {
 			e := errorf(line, "port %s is not a number; write a number, e.g. **Port**: 5173", quote(tok))

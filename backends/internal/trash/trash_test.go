@@ -2,11 +2,15 @@ package trash
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 func mkTree(t *testing.T, dir string, files int) {
@@ -26,7 +30,7 @@ func mkTree(t *testing.T, dir string, files int) {
 // it in the background; Wait sees the delete through; a missing tree is nothing to do.
 func TestThrowMovesAndDeletes(t *testing.T) {
 	parent := t.TempDir()
-	b := Open(parent)
+	b := Open(parent, Options{})
 	tree := filepath.Join(parent, "proj")
 	mkTree(t, tree, 300)
 	if err := os.Chmod(filepath.Join(tree, "d1"), 0o500); err != nil { // read-only dirs too
@@ -60,7 +64,7 @@ func TestOpenResumesAndLeftSaysSince(t *testing.T) {
 	if err != nil || len(items) != 1 || items[0].Path != left || !items[0].Since.Equal(thrown) {
 		t.Fatalf("Left: %+v %v (want %s since %s)", items, err, left, thrown)
 	}
-	b := Open(parent)
+	b := Open(parent, Options{})
 	if err := b.Wait(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -74,5 +78,70 @@ func TestOpenResumesAndLeftSaysSince(t *testing.T) {
 	}
 	if items, _ := b.Left(); len(items) != 0 {
 		t.Fatalf("left after Empty: %+v", items)
+	}
+}
+
+// A bin whose directory is a symlink is never followed: Open does not empty what it points
+// at, Empty, Left and Throw refuse with what to do, and every file behind the link stays.
+func TestSymlinkedBinIsRefused(t *testing.T) {
+	parent, elsewhere := t.TempDir(), t.TempDir()
+	mkTree(t, filepath.Join(elsewhere, "precious.1"), 10)
+	if err := os.Symlink(elsewhere, filepath.Join(parent, DirName)); err != nil {
+		t.Fatal(err)
+	}
+	b := Open(parent, Options{})
+	if err := b.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wantRefusal := func(what string, err error) {
+		t.Helper()
+		if err == nil || !errors.Is(err, engine.ErrBadInput) || !strings.Contains(err.Error(), "symbolic link") || !strings.Contains(err.Error(), "rm "+filepath.Join(parent, DirName)) {
+			t.Fatalf("%s through a symlinked bin: %v (want a refusal saying to remove the link)", what, err)
+		}
+	}
+	err := b.Empty(t.Context())
+	wantRefusal("Empty", err)
+	_, err = b.Left()
+	wantRefusal("Left", err)
+	tree := filepath.Join(parent, "proj")
+	mkTree(t, tree, 3)
+	wantRefusal("Throw", b.Throw(tree, "proj"))
+	if _, err := os.Stat(filepath.Join(tree, "d0", "f0")); err != nil {
+		t.Fatalf("a refused Throw lost the tree: %v", err)
+	}
+	for i := range 10 {
+		f := filepath.Join(elsewhere, "precious.1", "d"+strconv.Itoa(i%5), "f"+strconv.Itoa(i))
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("what the link points at was deleted: %v", err)
+		}
+	}
+}
+
+// A read-only bin deletes nothing: what a process that ended first left stays after Open,
+// Empty and Throw are refused with ErrReadOnly, and Left still lists what waits.
+func TestReadOnlyBinDeletesNothing(t *testing.T) {
+	parent := t.TempDir()
+	left := filepath.Join(parent, DirName, "old.1")
+	mkTree(t, left, 5)
+	b := Open(parent, Options{ReadOnly: true})
+	if err := b.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Empty(t.Context()); !errors.Is(err, engine.ErrReadOnly) {
+		t.Fatalf("Empty of a read-only bin: %v (want ErrReadOnly)", err)
+	}
+	tree := filepath.Join(parent, "proj")
+	mkTree(t, tree, 3)
+	if err := b.Throw(tree, "proj"); !errors.Is(err, engine.ErrReadOnly) {
+		t.Fatalf("Throw into a read-only bin: %v (want ErrReadOnly)", err)
+	}
+	if _, err := os.Stat(filepath.Join(left, "d0", "f0")); err != nil {
+		t.Fatalf("a read-only bin deleted what was left in it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tree, "d0", "f0")); err != nil {
+		t.Fatalf("a refused Throw lost the tree: %v", err)
+	}
+	if items, err := b.Left(); err != nil || len(items) != 1 || items[0].Path != left {
+		t.Fatalf("Left of a read-only bin: %+v %v", items, err)
 	}
 }
