@@ -191,6 +191,16 @@ type Snapshot struct {
 	// the Volumes that made the snapshot. The files are the snapshot's own fields above; a
 	// project without services has no parts. The snapshot is ready only when every part is.
 	Parts []SnapshotPart `json:"parts,omitempty"`
+	// Skipped is what the Volumes that made the snapshot found and could not keep (sockets,
+	// devices), for the operation to report; it is not stored.
+	Skipped SkippedEntries `json:"-"`
+}
+
+// SkippedEntries counts the entries a snapshot left out because no snapshot can hold them,
+// and names the first few (paths relative to the project or service volume).
+type SkippedEntries struct {
+	Count int64
+	First []string
 }
 
 // SnapshotPart is one service volume of a snapshot.

@@ -69,6 +69,12 @@ func (o *op) takeSnapshot(ctx context.Context, id string, t SnapshotType, label 
 	if err != nil {
 		return s, o.failSnapshot(ctx, s, fmt.Errorf("snapshot %s: %w", id, err))
 	}
+	if sk := created.Skipped; sk.Count > 0 {
+		// Nothing of them is lost that a restore could give back, but their owner should know
+		// they will be missing (a socket its server makes again; a device node is not a file).
+		e.log.Warn("snapshot left out entries no snapshot can hold (sockets, devices)", "project", o.p.Slug,
+			"snapshot", id, "count", sk.Count, "first", sk.First)
+	}
 	if err := e.store.UpdateSnapshot(ctx, created, o.hold); err != nil {
 		return s, o.noteLost(fmt.Errorf("record snapshot %s: %w", id, err))
 	}

@@ -228,7 +228,7 @@ func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archiv
 				return fmt.Errorf("read archive: %w", err)
 			}
 			return nil
-		case tar.TypeSymlink, tar.TypeLink:
+		case tar.TypeSymlink, tar.TypeLink, tar.TypeFifo:
 			out.Typeflag, out.Linkname = e.Type, e.Linkname
 			return tw.WriteHeader(out)
 		}

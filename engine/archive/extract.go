@@ -28,6 +28,10 @@ type Limits struct {
 	MaxFiles int64
 	// MaxEntrySize caps a single file. Default: MaxBytes.
 	MaxEntrySize int64
+	// MaxSparseSize caps the length of a sparse file (see Entry.Sparse), whose data counts
+	// against MaxBytes as it is written: a hole costs no disk but its zeros are read, so this
+	// bounds the time a restore spends on them. Default DefaultMaxSparseSize.
+	MaxSparseSize int64
 	// AnyLinkTarget lets symlinks point anywhere (an absolute /usr/bin/python3 in a venv). Only
 	// for archives whose checksum is checked before the result is used, as the Sandwich does:
 	// extraction still never writes through a link, so the links are inert until then.
@@ -71,10 +75,27 @@ func (l Limits) AdmitFile(name string, size, claimed int64) error {
 	return nil
 }
 
+// AdmitSparse decides whether a sparse file entry named name of length size may be extracted
+// (see AdmitFile; its data is admitted as it is read).
+func (l Limits) AdmitSparse(name string, size int64) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("regular file names the target itself: %w", engine.ErrBadPath)
+	case size < 0:
+		return fmt.Errorf("negative size: %w", engine.ErrBadInput)
+	case size > l.MaxSparseSize:
+		return fmt.Errorf("sparse file of length %d over the limit of %d bytes: %w", size, l.MaxSparseSize, engine.ErrBadInput)
+	}
+	return nil
+}
+
 // Default extraction limits: far above any development project, far below a disk.
+// DefaultMaxSparseSize is the longest sparse file (holes included) a restore accepts, and so
+// the longest Write archives: reading its holes takes about a minute a TiB.
 const (
-	DefaultMaxBytes = 64 << 30
-	DefaultMaxFiles = 5_000_000
+	DefaultMaxBytes      = 64 << 30
+	DefaultMaxFiles      = 5_000_000
+	DefaultMaxSparseSize = 1 << 40
 )
 
 // maxTrailing is how much data may follow the tar end marker inside the compressed stream (tar
@@ -100,16 +121,21 @@ func (l Limits) WithDefaults() Limits {
 	if l.MaxWindow <= 0 {
 		l.MaxWindow = maxWindow
 	}
+	if l.MaxSparseSize <= 0 {
+		l.MaxSparseSize = DefaultMaxSparseSize
+	}
 	return l
 }
 
 // Extract unpacks a zstd-compressed tar stream (as made by Write) into target, creating it if
 // needed. Every archive is treated as hostile (DESIGN.md invariant 8): the entries are read
-// through Filter, whose rules every extraction shares (hard links refused: Write never makes
-// them), and on disk an entry is refused, and the extraction stops, when any parent of it is a
+// through Filter, whose rules every extraction shares, and on disk an entry is refused, and the extraction stops, when any parent of it is a
 // symlink (nothing is ever written through a symlink, whether the archive made it or it was
 // there before) or not a directory, and when it would replace an existing entry (duplicates
-// included; an existing directory may be named again). Errors name the entry and wrap
+// included; an existing directory may be named again), and a hard link whose target is not a
+// regular file already in target, reached without a symlink, is refused (a link never leads
+// out). A sparse file's blocks of zeros are left holes, and count for nothing against the
+// limits; fifos are made anew. Errors name the entry and wrap
 // engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or engine.ErrBadInput
 // (limits).
 //
@@ -144,7 +170,7 @@ func Extract(ctx context.Context, r io.Reader, target string, lim Limits) (Stats
 	x.root.refs.Store(1)
 	x.open[""] = x.root
 	x.startWriters()
-	err = Filter(ctx, r, x.lim, Rules{}, x.entry)
+	err = Filter(ctx, r, x.lim, Rules{HardLinks: true}, x.entry)
 	if errors.Is(err, errWriterFailed) {
 		// The writer's own error names the file it could not write.
 		err = x.writerErr()
@@ -293,6 +319,9 @@ type fileJob struct {
 	mtime time.Time
 	// own is the owner to give the file, nil to leave it to the extracting user.
 	own *owner
+	// barrier, when set, makes the job no file but a mark: the writer is done with what it
+	// was given before (see drainWriters).
+	barrier *sync.WaitGroup
 }
 
 // owner is a numeric uid and gid to apply to an entry being created.
@@ -366,6 +395,10 @@ func (x *extractor) writeLoop(batches <-chan []fileJob) {
 		// Counted per batch: a lock per file is a wake-up of another writer per file.
 		var st Stats
 		for _, j := range batch {
+			if j.barrier != nil {
+				j.barrier.Done()
+				continue
+			}
 			if !x.stop.Load() {
 				if err := writeFile(j.dir.d, j.base, j.data, j.mode, j.mtime, j.own); err != nil {
 					x.stop.Store(true)
@@ -435,8 +468,11 @@ func (x *extractor) entry(e Entry, data io.Reader) error {
 		return x.file(e, data)
 	case tar.TypeSymlink:
 		return x.symlink(e)
+	case tar.TypeLink:
+		return x.hardLink(e)
+	case tar.TypeFifo:
+		return x.fifo(e)
 	default:
-		// Filter accepts hard links only when asked to, and Extract does not ask.
 		return fmt.Errorf("entry type %q not extracted: %w", e.Type, engine.ErrBadPath)
 	}
 }
@@ -523,6 +559,10 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 	}
 	base := baseOf(name)
 	mode := e.Mode
+	if sd, ok := r.(*sparseData); ok {
+		defer parent.release()
+		return x.sparseFile(e, sd, parent, base)
+	}
 	if e.Size <= smallFile {
 		data, c := x.smallBuf(int(e.Size))
 		if _, err := io.ReadFull(r, data); err != nil {
@@ -563,6 +603,115 @@ func (x *extractor) file(e Entry, r io.Reader) error {
 	x.st.Files++
 	x.st.Bytes += e.Size
 	return nil
+}
+
+// sparseFile writes the sparse file e into parent as base: only the blocks that hold data,
+// each where it belongs, and the length at the end, so that every block of zeros is a hole.
+func (x *extractor) sparseFile(e Entry, sd *sparseData, parent *dirRef, base string) error {
+	f, err := parent.d.createFile(base, e.Mode)
+	if err != nil {
+		return err
+	}
+	var written int64
+	write := func(off int64, p []byte) error {
+		written += int64(len(p))
+		_, err := f.WriteAt(p, off)
+		return err
+	}
+	for {
+		err := sd.runs(x.buf, write)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err == nil {
+			err = x.ctx.Err()
+		}
+		if err != nil {
+			f.abandon()
+			return err
+		}
+	}
+	if err := f.truncate(e.Size); err != nil {
+		f.abandon()
+		return err
+	}
+	if err := f.chown(x.ownerOf(e)); err != nil {
+		f.abandon()
+		return err
+	}
+	if err := f.finish(e.Mode, e.ModTime); err != nil {
+		return err
+	}
+	x.st.Files++
+	x.st.Sparse++
+	x.st.Bytes += written
+	return nil
+}
+
+// hardLink makes e a hard link to its target, which must be a regular file this extraction
+// wrote (or target held), in a directory it made or opened, reached without a symlink: a
+// link can only give a file inside target one more name.
+func (x *extractor) hardLink(e Entry) error {
+	notFile := fmt.Errorf("hard link to %q: not a regular file extracted before it: %w", e.Linkname, engine.ErrBadPath)
+	if _, known := x.dirs[parentOf(e.Linkname)]; !known {
+		return notFile
+	}
+	tdir, err := x.openDir(parentOf(e.Linkname))
+	if err != nil {
+		return err
+	}
+	defer tdir.release()
+	tbase := baseOf(e.Linkname)
+	ok, err := tdir.d.regular(tbase)
+	if err == nil && !ok {
+		// The target may still be in a writer's queue: let every queued file be written.
+		x.drainWriters()
+		if err = x.writerErr(); err != nil {
+			return errWriterFailed
+		}
+		ok, err = tdir.d.regular(tbase)
+	}
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notFile
+	}
+	parent, err := x.openDir(parentOf(e.Name))
+	if err != nil {
+		return err
+	}
+	defer parent.release()
+	if err := parent.d.link(tdir.d, tbase, baseOf(e.Name)); err != nil {
+		return err
+	}
+	x.st.HardLinks++
+	return nil
+}
+
+// fifo makes a named pipe.
+func (x *extractor) fifo(e Entry) error {
+	parent, err := x.openDir(parentOf(e.Name))
+	if err != nil {
+		return err
+	}
+	defer parent.release()
+	if err := parent.d.mkfifo(baseOf(e.Name), e.Mode, x.ownerOf(e), e.ModTime); err != nil {
+		return err
+	}
+	x.st.Fifos++
+	return nil
+}
+
+// drainWriters returns once every file handed to the writers so far is written (or dropped).
+func (x *extractor) drainWriters() {
+	x.flush()
+	var wg sync.WaitGroup
+	for _, q := range x.queues {
+		wg.Add(1)
+		q <- []fileJob{{barrier: &wg}}
+	}
+	wg.Wait()
 }
 
 // errDuplicate is what creating an entry over an existing name gives.

@@ -85,8 +85,19 @@ func hostileCorpus() []hostileCase {
 		{name: "hard link to /etc/passwd", entries: func(string) []tarEntry {
 			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeLink, Name: "passwd", Linkname: "/etc/passwd"}}}
 		}, wantErr: engine.ErrBadPath, inMsg: "hard link"},
-		{name: "hard link inside", entries: func(string) []tarEntry {
-			return []tarEntry{reg("a", []byte("a")), {hdr: tar.Header{Typeflag: tar.TypeLink, Name: "b", Linkname: "a"}}}
+		// Hard links are kept (Write makes them), but only to a regular file extracted before,
+		// reached without a symlink.
+		{name: "hard link to a later file", entries: func(string) []tarEntry {
+			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeLink, Name: "b", Linkname: "a"}}, reg("a", []byte("a"))}
+		}, wantErr: engine.ErrBadPath, inMsg: "hard link"},
+		{name: "hard link to a directory", entries: func(string) []tarEntry {
+			return []tarEntry{dir("d"), {hdr: tar.Header{Typeflag: tar.TypeLink, Name: "b", Linkname: "d"}}}
+		}, wantErr: engine.ErrBadPath, inMsg: "hard link"},
+		{name: "hard link to a symlink", entries: func(string) []tarEntry {
+			return []tarEntry{reg("a", []byte("a")), symlink("s", "a"), {hdr: tar.Header{Typeflag: tar.TypeLink, Name: "b", Linkname: "s"}}}
+		}, wantErr: engine.ErrBadPath, inMsg: "hard link"},
+		{name: "hard link through a symlink", entries: func(string) []tarEntry {
+			return []tarEntry{reg("a", []byte("a")), symlink("s", "."), {hdr: tar.Header{Typeflag: tar.TypeLink, Name: "b", Linkname: "s/a"}}}
 		}, wantErr: engine.ErrBadPath, inMsg: "hard link"},
 		{name: "char device", entries: func(string) []tarEntry {
 			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeChar, Name: "null", Devmajor: 1, Devminor: 3}}}
@@ -94,9 +105,6 @@ func hostileCorpus() []hostileCase {
 		{name: "block device", entries: func(string) []tarEntry {
 			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeBlock, Name: "sda", Devmajor: 8}}}
 		}, wantErr: engine.ErrBadPath, inMsg: "device"},
-		{name: "fifo", entries: func(string) []tarEntry {
-			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeFifo, Name: "pipe"}}}
-		}, wantErr: engine.ErrBadPath, inMsg: "fifo"},
 		{name: "unsupported type", entries: func(string) []tarEntry {
 			return []tarEntry{{hdr: tar.Header{Typeflag: tar.TypeCont, Name: "cont"}}}
 		}, wantErr: engine.ErrBadPath, inMsg: "unsupported"},
@@ -197,7 +205,7 @@ func checkInside(t testing.TB, target string) {
 			if err := checkLinkTarget(filepath.ToSlash(rel), link); err != nil {
 				t.Errorf("symlink %s -> %s left in target: %v", rel, link, err)
 			}
-		case d.Type().IsRegular(), d.IsDir():
+		case d.Type().IsRegular(), d.IsDir(), d.Type()&fs.ModeNamedPipe != 0: // a new, empty pipe is harmless
 		default:
 			t.Errorf("special file %s (%v) left in target", rel, d.Type())
 		}

@@ -137,3 +137,53 @@ func (d outDir) finishDir(name string, own *owner, mode fs.FileMode, mtime time.
 
 // isExist reports whether err says a name is taken.
 func isExist(err error) bool { return errors.Is(err, fs.ErrExist) }
+
+// regular reports whether the entry name of d is a regular file (never following a symlink).
+func (d outDir) regular(name string) (bool, error) {
+	var s unix.Stat_t
+	err := retryErr(func() error { return unix.Fstatat(d.fd, name, &s, unix.AT_SYMLINK_NOFOLLOW) })
+	if err == unix.ENOENT {
+		return false, nil
+	}
+	if err != nil {
+		return false, &os.PathError{Op: "fstatat", Path: name, Err: err}
+	}
+	return s.Mode&unix.S_IFMT == unix.S_IFREG, nil
+}
+
+// link makes name of d a hard link to the entry oldName of old; linkat without
+// AT_SYMLINK_FOLLOW never follows a symlink, and an existing name is refused.
+func (d outDir) link(old outDir, oldName, name string) error {
+	err := retryErr(func() error { return unix.Linkat(old.fd, oldName, d.fd, name, 0) })
+	if err == unix.EEXIST {
+		return errDuplicate
+	}
+	if err != nil {
+		return &os.PathError{Op: "linkat", Path: name, Err: err}
+	}
+	return nil
+}
+
+// mkfifo makes the named pipe name of d with mode, owner (unless own is nil) and mtime, set
+// through a descriptor of the pipe itself (opened without blocking, never through a symlink).
+func (d outDir) mkfifo(name string, mode fs.FileMode, own *owner, mtime time.Time) error {
+	err := retryErr(func() error { return unix.Mkfifoat(d.fd, name, uint32(mode)) })
+	if err == unix.EEXIST {
+		return errDuplicate
+	}
+	if err != nil {
+		return &os.PathError{Op: "mkfifoat", Path: name, Err: err}
+	}
+	fd, err := retryEINTR(func() (int, error) {
+		return unix.Openat(d.fd, name, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return &os.PathError{Op: "openat", Path: name, Err: err}
+	}
+	f := newFile{fd: fd, path: name}
+	if err := f.chown(own); err != nil {
+		f.abandon()
+		return err
+	}
+	return f.finish(mode, mtime)
+}

@@ -92,3 +92,29 @@ func (d outDir) finishDir(name string, own *owner, mode fs.FileMode, mtime time.
 }
 
 func isExist(err error) bool { return errors.Is(err, fs.ErrExist) }
+
+// regular reports whether the entry name of d is a regular file (never following a symlink).
+func (d outDir) regular(name string) (bool, error) {
+	fi, err := os.Lstat(d.join(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return fi.Mode().IsRegular(), nil
+}
+
+// link makes name of d a hard link to the entry oldName of old.
+func (d outDir) link(old outDir, oldName, name string) error {
+	err := os.Link(old.join(oldName), d.join(name))
+	if errors.Is(err, fs.ErrExist) {
+		return errDuplicate
+	}
+	return err
+}
+
+// mkfifo cannot make a named pipe without the Linux calls; the archive keeps it all the same.
+func (d outDir) mkfifo(name string, _ fs.FileMode, _ *owner, _ time.Time) error {
+	return fmt.Errorf("%s: named pipes are restored on Linux only: %w", name, errors.ErrUnsupported)
+}

@@ -22,12 +22,17 @@ import (
 type Entry struct {
 	// Name is the clean relative name ("" for the extraction target itself).
 	Name string
-	// Type is tar.TypeDir, tar.TypeReg, tar.TypeSymlink or (with Rules.HardLinks) tar.TypeLink.
+	// Type is tar.TypeDir, tar.TypeReg, tar.TypeSymlink, tar.TypeFifo or (with
+	// Rules.HardLinks) tar.TypeLink.
 	Type byte
 	// Mode holds the permission bits; setuid, setgid and sticky are dropped.
 	Mode fs.FileMode
 	// Size is a regular file's length.
 	Size int64
+	// Sparse marks a regular file stored with its holes (see Write): its data reads the holes
+	// as zeros, and Extract leaves every block of zeros a hole. Size is its length, which
+	// Limits.MaxSparseSize bounds; what counts against MaxBytes is what it writes.
+	Sparse bool
 	// Linkname is a symlink's target as stored, or a hard link's clean target name.
 	Linkname string
 	ModTime  time.Time
@@ -44,9 +49,11 @@ type Rules struct {
 	// the tree they write (a tar in a pod); Extract checks the tree on disk instead, where it
 	// also sees what the target held before, without the memory per entry.
 	Track bool
-	// HardLinks accepts a hard link to an earlier regular file of the archive (Track is
-	// required to know it); any other is refused. Without it every hard link is refused:
-	// Write never makes them.
+	// HardLinks accepts hard links (Write makes them for a file with several names in the
+	// tree). With Track, only one to an earlier regular file of the archive; without it the
+	// name must be clean and not the entry's own, and the extraction checks on disk that it is
+	// a regular file inside the target (Extract: reached without a symlink). Without
+	// HardLinks every hard link is refused.
 	HardLinks bool
 	// Skip leaves out entries whose clean name it reports, and is asked before any other
 	// rule: names the extraction keeps for itself. Skipped entries still count as entries.
@@ -101,6 +108,18 @@ func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
 			}
 		}
 	case tar.TypeReg, '\x00': // '\x00' is the pre-POSIX regular file type.
+		if isSparse(hdr) {
+			// What it writes is counted as it is read (see sparseData); its length only
+			// bounds the time the zeros of its holes take to read.
+			if err := c.lim.AdmitSparse(name, hdr.Size); err != nil {
+				return e, false, err
+			}
+			if err := c.claim(name, kindRegular); err != nil {
+				return e, false, err
+			}
+			e.Type, e.Size, e.Sparse = tar.TypeReg, hdr.Size, true
+			break
+		}
 		if err := c.lim.AdmitFile(name, hdr.Size, c.claimed); err != nil {
 			return e, false, err
 		}
@@ -125,11 +144,11 @@ func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
 		}
 		e.Linkname = hdr.Linkname
 	case tar.TypeLink:
-		if !c.rules.HardLinks || !c.rules.Track {
+		if !c.rules.HardLinks {
 			return e, false, fmt.Errorf("hard link to %q: hard links are not allowed: %w", hdr.Linkname, engine.ErrBadPath)
 		}
 		target, err := cleanName(hdr.Linkname)
-		if err != nil || target == "" || c.seen[nameKey(target)] != kindRegular {
+		if err != nil || target == "" || target == name || (c.rules.Track && c.seen[nameKey(target)] != kindRegular) {
 			return e, false, fmt.Errorf("hard link to %q: only links to an earlier file of the archive are allowed: %w", hdr.Linkname, engine.ErrBadPath)
 		}
 		if name == "" {
@@ -142,11 +161,27 @@ func (c *checker) check(hdr *tar.Header) (e Entry, ok bool, err error) {
 	case tar.TypeChar, tar.TypeBlock:
 		return e, false, fmt.Errorf("device nodes are not allowed: %w", engine.ErrBadPath)
 	case tar.TypeFifo:
-		return e, false, fmt.Errorf("fifos are not allowed: %w", engine.ErrBadPath)
+		// A new, empty pipe: it holds nothing and leads nowhere.
+		if name == "" {
+			return e, false, fmt.Errorf("fifo names the target itself: %w", engine.ErrBadPath)
+		}
+		if err := c.claim(name, kindFifo); err != nil {
+			return e, false, err
+		}
 	default:
 		return e, false, fmt.Errorf("unsupported entry type %q: %w", hdr.Typeflag, engine.ErrBadPath)
 	}
 	return e, true, nil
+}
+
+// isSparse is whether hdr is a GNU PAX sparse file, whose data archive/tar expands.
+func isSparse(hdr *tar.Header) bool {
+	for k := range hdr.PAXRecords {
+		if strings.HasPrefix(k, "GNU.sparse.") {
+			return true
+		}
+	}
+	return false
 }
 
 // maxOwnerID is the largest uid or gid a restore applies: ids are 32 bits, and the all-ones id
@@ -182,7 +217,7 @@ func (c *checker) claim(name string, kind entryKind) error {
 		switch c.seen[k] {
 		case kindSymlink:
 			return fmt.Errorf("%q is a symlink; refusing to write through it: %w", name[:i], engine.ErrBadPath)
-		case kindRegular:
+		case kindRegular, kindFifo:
 			return fmt.Errorf("%q exists and is not a directory: %w", name[:i], engine.ErrExists)
 		case kindUnknown:
 			c.seen[k] = kindDir
@@ -203,7 +238,7 @@ func (c *checker) claim(name string, kind entryKind) error {
 // treated as hostile (invariant 8): Filter stops at the first entry whose name is empty,
 // absolute, or holds NUL or "..", that names the target as a file or link, that is a symlink
 // with an empty or NUL target (or, without lim.AnyLinkTarget, one pointing outside, see
-// checkLinkTarget), a hard link (see Rules.HardLinks), a device node, fifo or other special
+// checkLinkTarget), a hard link (see Rules.HardLinks), a device node or other special
 // entry, or that goes past the Limits; with Rules.Track also at one below a symlink or a file
 // of the archive or a name given twice. An error of fn stops it the same way. Errors name the
 // entry and wrap engine.ErrBadPath (where it would land), engine.ErrExists (collisions) or
@@ -259,7 +294,11 @@ func filter(ctx context.Context, dec io.Reader, lim Limits, rules Rules, fn func
 		}
 		e, ok, err := c.check(hdr)
 		if err == nil && ok {
-			err = fn(e, tr)
+			var data io.Reader = tr
+			if e.Sparse {
+				data = newSparseData(tr, e.Size, c)
+			}
+			err = fn(e, data)
 		}
 		if err != nil {
 			return fmt.Errorf("extract %q: %w", hdr.Name, err)

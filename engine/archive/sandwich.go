@@ -92,8 +92,18 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		}
 	}
 
+	var skipped engine.SkippedEntries
+	noteSkipped := func(prefix string, st Stats) {
+		skipped.Count += st.Skipped
+		for _, p := range st.SkippedPaths {
+			if len(skipped.First) < MaxSkippedPaths {
+				skipped.First = append(skipped.First, prefix+p)
+			}
+		}
+	}
 	stored, err := s.Put(ctx, p, snap, func(ctx context.Context, w io.Writer) (int64, error) {
 		st, err := Write(ctx, dir, w, opts)
+		noteSkipped("", st)
 		return st.Bytes, err
 	})
 	if err != nil {
@@ -118,6 +128,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		popts.Owners = true
 		sub, err := s.Put(ctx, p, stored.Part(i), func(ctx context.Context, w io.Writer) (int64, error) {
 			st, err := Write(ctx, pdir, w, popts)
+			noteSkipped("service "+part.Name+": ", st)
 			return st.Bytes, err
 		})
 		if err != nil {
@@ -125,6 +136,7 @@ func (s *Sandwich) Create(ctx context.Context, p engine.Project, snap engine.Sna
 		}
 		stored.SetPart(i, sub)
 	}
+	stored.Skipped = skipped
 	return stored, nil
 }
 

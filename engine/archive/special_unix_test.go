@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,7 +20,7 @@ import (
 	"github.com/sailtui/sailtui/engine/archive/archivetest"
 )
 
-func TestWriteSkipsSpecialFiles(t *testing.T) {
+func TestWriteKeepsFifosSkipsSockets(t *testing.T) {
 	src := t.TempDir()
 	buildTree(t, src, []node{{path: "keep.txt", kind: 'f', data: []byte("k")}})
 	if err := syscall.Mkfifo(filepath.Join(src, "fifo"), 0o644); err != nil {
@@ -36,16 +37,21 @@ func TestWriteSkipsSpecialFiles(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Write: %v", err)
 	}
-	if st.Skipped != 2 || st.Files != 1 {
-		t.Errorf("stats = %+v, want 1 file and 2 skipped", st)
+	// The socket cannot be kept, and is named; the fifo is kept as a fifo.
+	if st.Skipped != 1 || st.Files != 1 || st.Fifos != 1 || !slices.Equal(st.SkippedPaths, []string{"s.sock"}) {
+		t.Errorf("stats = %+v, want 1 file, 1 fifo and 1 skipped (s.sock)", st)
 	}
 	dst := t.TempDir()
-	if _, err := Extract(context.Background(), &arc, dst, Limits{}); err != nil {
+	xst, err := Extract(context.Background(), &arc, dst, Limits{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	got := scanTree(t, dst)
-	if len(got) != 2 || got["keep.txt"].kind != "file" {
-		t.Errorf("extracted %v", got)
+	if len(got) != 3 || got["keep.txt"].kind != "file" || xst.Fifos != 1 {
+		t.Errorf("extracted %v (stats %+v)", got, xst)
+	}
+	if fi, err := os.Lstat(filepath.Join(dst, "fifo")); err != nil || fi.Mode()&os.ModeNamedPipe == 0 || fi.Mode().Perm() != 0o644 {
+		t.Errorf("fifo restored as %v, %v; want a named pipe, mode 644", fi, err)
 	}
 }
 

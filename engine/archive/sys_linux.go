@@ -179,6 +179,8 @@ func kindOfDT(t uint8) entryKind {
 		return kindDir
 	case unix.DT_LNK:
 		return kindSymlink
+	case unix.DT_FIFO:
+		return kindFifo
 	case unix.DT_UNKNOWN:
 		return kindUnknown
 	default:
@@ -193,6 +195,10 @@ func statOf(s *unix.Stat_t) entryStat {
 		mtime: time.Unix(s.Mtim.Sec, s.Mtim.Nsec),
 		uid:   int(s.Uid),
 		gid:   int(s.Gid),
+		// st_blocks counts 512-byte units whatever the filesystem's block size.
+		blocks: s.Blocks,
+		nlink:  uint64(s.Nlink),
+		id:     fileID{dev: uint64(s.Dev), ino: s.Ino},
 	}
 	switch s.Mode & unix.S_IFMT {
 	case unix.S_IFREG:
@@ -201,6 +207,8 @@ func statOf(s *unix.Stat_t) entryStat {
 		es.kind = kindDir
 	case unix.S_IFLNK:
 		es.kind = kindSymlink
+	case unix.S_IFIFO:
+		es.kind = kindFifo
 	default:
 		es.kind = kindOther
 	}
@@ -236,6 +244,53 @@ func (f rawFile) Read(b []byte) (int, error) {
 }
 
 func (f rawFile) Close() error { return syscall.Close(int(f)) }
+
+// ReadAt reads from off without moving the file offset (a sparse file's data fragments).
+func (f rawFile) ReadAt(b []byte, off int64) (int, error) {
+	n, err := retryEINTR(func() (int, error) { return unix.Pread(int(f), b, off) })
+	switch {
+	case err != nil:
+		return 0, err
+	case n == 0 && len(b) > 0:
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// dataMap lists the data fragments of the file's first size bytes, as SEEK_DATA and
+// SEEK_HOLE find them, at most maxFrags (the last one then runs to size: what follows is
+// archived as data, zeros included), and leaves the offset at 0 for a plain read. A
+// filesystem that cannot tell reports the whole file as data, so the error is only for a
+// descriptor that cannot seek at all.
+func (f rawFile) dataMap(size int64, maxFrags int) ([]fragment, error) {
+	var frags []fragment
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(int(f), off, unix.SEEK_DATA)
+		if err == unix.ENXIO {
+			break // only a hole from off on
+		}
+		if err != nil {
+			return nil, err
+		}
+		if data >= size {
+			break
+		}
+		hole, err := unix.Seek(int(f), data, unix.SEEK_HOLE)
+		if err != nil {
+			return nil, err
+		}
+		hole = min(hole, size)
+		if len(frags) == maxFrags-1 {
+			hole = size
+		}
+		frags = append(frags, fragment{off: data, len: hole - data})
+		off = hole
+	}
+	if _, err := unix.Seek(int(f), 0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	return frags, nil
+}
 
 // lchtimes sets the modification time of path itself, never of what a symlink points at.
 // Access times are left alone: they carry no information worth a syscall.
@@ -305,6 +360,27 @@ func (f newFile) Write(b []byte) (int, error) {
 		done += n
 	}
 	return done, nil
+}
+
+// WriteAt writes all of b at off (a sparse file's data: what lies between is left a hole).
+func (f newFile) WriteAt(b []byte, off int64) (int, error) {
+	done := 0
+	for done < len(b) {
+		n, err := retryEINTR(func() (int, error) { return unix.Pwrite(f.fd, b[done:], off+int64(done)) })
+		if err != nil {
+			return done, &os.PathError{Op: "pwrite", Path: f.path, Err: err}
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// truncate sets the file's length: a sparse file's trailing hole is made by it, not written.
+func (f newFile) truncate(size int64) error {
+	if err := retryErr(func() error { return unix.Ftruncate(f.fd, size) }); err != nil {
+		return &os.PathError{Op: "ftruncate", Path: f.path, Err: err}
+	}
+	return nil
 }
 
 // finish sets the mode (where the umask stripped some of it) and the modification time through

@@ -124,13 +124,16 @@ func kindOfMode(m fs.FileMode) entryKind {
 		return kindDir
 	case m&fs.ModeSymlink != 0:
 		return kindSymlink
+	case m&fs.ModeNamedPipe != 0:
+		return kindFifo
 	default:
 		return kindOther
 	}
 }
 
 func statOf(fi fs.FileInfo) entryStat {
-	es := entryStat{kind: kindOfMode(fi.Mode()), mode: tarMode(fi.Mode()), size: fi.Size(), mtime: fi.ModTime()}
+	// Holes and links are not looked for here: blocks unknown, one name per file.
+	es := entryStat{kind: kindOfMode(fi.Mode()), mode: tarMode(fi.Mode()), size: fi.Size(), mtime: fi.ModTime(), blocks: -1}
 	es.uid, es.gid = statOwner(fi)
 	return es
 }
@@ -175,6 +178,12 @@ func syncDir(dir string) error { return nil }
 type newFile struct{ f *os.File }
 
 func (f newFile) Write(b []byte) (int, error) { return f.f.Write(b) }
+
+// WriteAt writes all of b at off.
+func (f newFile) WriteAt(b []byte, off int64) (int, error) { return f.f.WriteAt(b, off) }
+
+// truncate sets the file's length.
+func (f newFile) truncate(size int64) error { return f.f.Truncate(size) }
 
 // finish sets the mode and modification time and closes the file.
 func (f newFile) finish(mode fs.FileMode, mtime time.Time) error {

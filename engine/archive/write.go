@@ -7,6 +7,7 @@ package archive
 
 import (
 	"archive/tar"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,10 @@ type WriteOptions struct {
 	// (which cannot be opened) the stat relative to its parent's descriptor. Without it every
 	// entry records uid and gid 0 and the archive is byte for byte what it was before.
 	Owners bool
+	// MaxSparseSize is the longest sparse file (holes included) archived, DefaultMaxSparseSize
+	// when 0: a longer one fails the write, as a restore with the same Limits.MaxSparseSize
+	// would refuse it.
+	MaxSparseSize int64
 }
 
 // Stats counts what an archive holds (Write) or what was written to disk (Extract).
@@ -42,13 +47,26 @@ type Stats struct {
 	Files    int64
 	Dirs     int64
 	Symlinks int64
-	// Bytes is the uncompressed payload: the sum of the regular files' sizes.
+	// Bytes is the uncompressed payload: the sum of the regular files' sizes, where a sparse
+	// file counts its data (Write: the 4 KiB blocks its data fragments cover; Extract: the
+	// blocks it wrote), not its holes. A snapshot records Write's as the most a restore may
+	// write (engine.Snapshot.UnpackedBytes).
 	Bytes int64
-	// Skipped counts entries that cannot be archived (sockets, devices, fifos).
-	Skipped int64
+	// Sparse counts the regular files kept with their holes (see Write), HardLinks the
+	// entries kept as hard links to an earlier file, Fifos the named pipes.
+	Sparse    int64
+	HardLinks int64
+	Fifos     int64
+	// Skipped counts entries that cannot be archived (sockets, devices), and SkippedPaths
+	// names the first few of them (at most MaxSkippedPaths), for the snapshot's report.
+	Skipped      int64
+	SkippedPaths []string
 	// Excluded counts entries (a directory counting once) left out by the exclusion patterns.
 	Excluded int64
 }
+
+// MaxSkippedPaths is how many of the entries Write skips it names in Stats.SkippedPaths.
+const MaxSkippedPaths = 5
 
 // progressStep bounds how often Progress is called, so a tree of tiny files does not turn the
 // callback into the bottleneck.
@@ -65,7 +83,12 @@ const copyBufSize = 256 << 10
 // buffers kept outside the Go heap (see parallelEncoder). The walk is sorted and
 // never follows symlinks, so the same tree always gives the same bytes. Regular files, directories
 // (empty ones too) and symlinks are kept with their permission bits and modification times (to
-// the second); sockets, devices and fifos are counted in Stats.Skipped. A symlink that
+// the second); fifos are kept as fifos (an extraction makes new, empty ones); a file linked more
+// than once inside the tree is kept once, its other names as hard links to the first; sockets
+// and devices, which a snapshot cannot hold, are counted and named in Stats.Skipped and
+// Stats.SkippedPaths. A sparse file keeps its holes: it is stored as a GNU PAX sparse file
+// (format 1.0, which GNU tar reads), with only its data fragments, found with SEEK_DATA and
+// SEEK_HOLE, so its size in the archive is that of its data, not its length. A symlink that
 // extraction would refuse (one pointing outside root) fails the write instead of producing an
 // archive that cannot be restored.
 //
@@ -106,14 +129,16 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 		return st, fmt.Errorf("archive %s: %w", root, err)
 	}
 	aw := &archiveWriter{
-		ctx:      ctx,
-		tw:       tar.NewWriter(enc),
-		buf:      make([]byte, copyBufSize),
-		progress: opts.Progress,
-		anyLink:  opts.AnyLinkTarget,
-		owners:   opts.Owners,
-		total:    total,
-		st:       &st,
+		ctx:       ctx,
+		raw:       enc,
+		tw:        tar.NewWriter(enc),
+		buf:       make([]byte, copyBufSize),
+		progress:  opts.Progress,
+		anyLink:   opts.AnyLinkTarget,
+		maxSparse: cmp.Or(max(opts.MaxSparseSize, 0), DefaultMaxSparseSize),
+		owners:    opts.Owners,
+		total:     total,
+		st:        &st,
 	}
 	err = aw.header(&tar.Header{Typeflag: tar.TypeDir, Name: "./", Mode: rootStat.mode, ModTime: rootStat.mtime}, rootStat)
 	if err == nil {
@@ -139,7 +164,10 @@ func Write(ctx context.Context, root string, w io.Writer, opts WriteOptions) (St
 }
 
 type archiveWriter struct {
-	ctx      context.Context
+	ctx context.Context
+	// raw is what tw writes to; the headers of sparse files, which tw cannot write, go to it
+	// directly, between two of tw's entries.
+	raw      io.Writer
 	tw       *tar.Writer
 	buf      []byte
 	progress func(done, total int64)
@@ -149,6 +177,11 @@ type archiveWriter struct {
 	st       *Stats
 	anyLink  bool
 	owners   bool
+	// maxSparse is the longest sparse file archived (WriteOptions.MaxSparseSize).
+	maxSparse int64
+	// links maps the files linked more than once (nlink > 1) that were archived to the name
+	// they were archived at, so their other names become hard links to it.
+	links map[fileID]string
 }
 
 // header writes h for the entry es describes.
@@ -183,6 +216,29 @@ func (aw *archiveWriter) symlink(rel, target string, es entryStat) error {
 // file archives the regular file open as f, described by es, which is the stat of f itself:
 // what goes in the archive is what was opened, whatever the name points at by now.
 func (aw *archiveWriter) file(rel string, f fileReader, es entryStat) error {
+	if es.nlink > 1 {
+		if first, ok := aw.links[es.id]; ok {
+			aw.st.HardLinks++
+			aw.advance(es.size) // the measuring walk counted this name too
+			return aw.header(&tar.Header{Typeflag: tar.TypeLink, Name: rel, Linkname: first, Mode: es.mode, ModTime: es.mtime}, es)
+		}
+		if aw.links == nil {
+			aw.links = map[fileID]string{}
+		}
+		aw.links[es.id] = rel
+	}
+	if sf, ok := f.(sparseFile); ok && mayBeSparse(es) {
+		frags, err := sf.dataMap(es.size, maxFragments)
+		if err != nil {
+			return fmt.Errorf("%q: find holes: %w", rel, err)
+		}
+		if !(len(frags) == 1 && frags[0] == fragment{off: 0, len: es.size}) {
+			if es.size > aw.maxSparse {
+				return fmt.Errorf("%q: sparse file of length %d (holes included) is over the %d a restore accepts; truncate or remove it", rel, es.size, aw.maxSparse)
+			}
+			return aw.sparse(rel, sf, es, frags)
+		}
+	}
 	if err := aw.header(&tar.Header{Typeflag: tar.TypeReg, Name: rel, Size: es.size, Mode: es.mode, ModTime: es.mtime}, es); err != nil {
 		return err
 	}
@@ -231,6 +287,20 @@ func (aw *archiveWriter) copyFile(rel string, f fileReader, size int64) error {
 	}
 }
 
+// fifo archives the named pipe at rel: its name and metadata, never what flows through it.
+func (aw *archiveWriter) fifo(rel string, es entryStat) error {
+	aw.st.Fifos++
+	return aw.header(&tar.Header{Typeflag: tar.TypeFifo, Name: rel, Mode: es.mode, ModTime: es.mtime}, es)
+}
+
+// skip counts an entry no archive can hold (a socket, a device) and names the first few.
+func (aw *archiveWriter) skip(rel string) {
+	aw.st.Skipped++
+	if len(aw.st.SkippedPaths) < MaxSkippedPaths {
+		aw.st.SkippedPaths = append(aw.st.SkippedPaths, rel)
+	}
+}
+
 func (aw *archiveWriter) advance(n int64) {
 	aw.done += n
 	if aw.progress != nil && aw.done-aw.reported >= progressStep {
@@ -254,13 +324,14 @@ var errChanged = errors.New("changed while being archived")
 // that is not one the walk can archive faithfully.
 const maxClassify = 3
 
-// maxPathLen is the longest path, root included, that the walk archives: the kernel's PATH_MAX
-// less the terminating NUL. The walk itself has no such limit (it never builds a path), but
-// extraction creates entries by path, so a longer one would make an archive that cannot be
-// restored; and it bounds the descriptors held open to one per level of a tree that deep.
+// maxPathLen is the longest path below the root that the walk archives: the kernel's PATH_MAX
+// less the terminating NUL. The walk itself has no such limit (it never builds a path), nor
+// has Extract (it creates every entry relative to its parent's descriptor), but a tar that
+// extracts by path relative to its directory (a restore through a pod, tar by hand) has; and
+// it bounds the descriptors held open to one per level of a tree that deep.
 const maxPathLen = MaxPathLen
 
-// MaxPathLen is the longest path, the tree's root included, that a snapshot can hold. File
+// MaxPathLen is the longest path, relative to the tree's root, that a snapshot can hold. File
 // writes refuse longer ones: a file no snapshot can hold would make every hibernation fail.
 const MaxPathLen = 4095
 
@@ -276,7 +347,8 @@ const (
 	kindRegular
 	kindDir
 	kindSymlink
-	kindOther // sockets, devices, fifos: skipped
+	kindFifo
+	kindOther // sockets, devices: skipped
 )
 
 // walkEntry is a name read from a directory, with the type the directory gave for it (a hint:
@@ -294,7 +366,15 @@ type entryStat struct {
 	mtime time.Time
 	// uid and gid are the numeric owner, kept only with WriteOptions.Owners.
 	uid, gid int
+	// blocks is the space allocated, in 512-byte units (-1 where unknown); nlink and id
+	// tell the names of one file apart (nlink 0 where unknown).
+	blocks int64
+	nlink  uint64
+	id     fileID
 }
+
+// fileID is what makes two names one file.
+type fileID struct{ dev, ino uint64 }
 
 // walker visits a tree by directory descriptors in sorted order, depth first, skipping excluded
 // entries. Recursion keeps memory proportional to the depth and the widest directory, and one
@@ -344,8 +424,10 @@ func (w *walker) walk(d walkDir, rel string) error {
 // Whatever the listing or a stat said, the entry is archived as what its descriptor turns out
 // to be once opened; when that differs, the entry is looked at again, a bounded number of times.
 func (w *walker) entry(d walkDir, rel, name string, kind entryKind) error {
-	if w.rootLen+1+len(rel) > maxPathLen {
-		return fmt.Errorf("%q: path too long to archive: %d bytes with the root, the limit is %d", rel, w.rootLen+1+len(rel), maxPathLen)
+	// Counted from the root: where the project lives (a state directory's long prefix) is
+	// no part of what the archive holds or of what a restore resolves.
+	if len(rel) > maxPathLen {
+		return fmt.Errorf("%q: path too long to archive: %d bytes below the project's root, the limit is %d; shorten it", rel[:60]+"…", len(rel), maxPathLen)
 	}
 	c := &classified{rel: rel, kind: kind, lastErr: errChanged}
 	for range maxClassify {
@@ -423,7 +505,7 @@ func (w *walker) entryAs(d walkDir, name string, c *classified) (done bool, err 
 			if ok, err := c.settled(err, es.kind); !ok {
 				return false, err
 			}
-			w.total += es.size
+			w.total += payloadOf(es)
 			return true, nil
 		}
 		f, es, err := d.openFile(name)
@@ -440,8 +522,19 @@ func (w *walker) entryAs(d walkDir, name string, c *classified) (done bool, err 
 			err = fmt.Errorf("%q: close: %w", rel, cerr)
 		}
 		return true, err
+	case kindFifo:
+		if w.aw == nil {
+			return true, nil
+		}
+		es, err := d.lstat(name)
+		if ok, err := c.settled(err, es.kind); !ok {
+			return false, err
+		}
+		return true, w.aw.fifo(rel, es)
 	default:
-		w.st.Skipped++
+		if w.aw != nil {
+			w.aw.skip(rel)
+		}
 		return true, nil
 	}
 }

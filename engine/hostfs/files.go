@@ -124,8 +124,8 @@ func (t Tree) WriteFile(ctx context.Context, name string, rd io.Reader) error {
 	if res == "." {
 		return fmt.Errorf("%q is the project root, not a file: %w", rel, engine.ErrBadInput)
 	}
-	if n := len(filepath.Clean(t.Root)) + 1 + len(res); n > archive.MaxPathLen {
-		return fmt.Errorf("%q: path too long: %d bytes with the project's directory, snapshots hold at most %d; use a shorter path: %w",
+	if n := len(res); n > archive.MaxPathLen {
+		return fmt.Errorf("%q: path too long: %d bytes below the project's root, snapshots hold at most %d; use a shorter path: %w",
 			rel[:min(len(rel), 60)]+"…", n, archive.MaxPathLen, engine.ErrBadPath)
 	}
 	perm := fs.FileMode(0o644)

@@ -174,6 +174,9 @@ func TreeStateOpt(t testing.TB, root string, skip func(rel string) bool, dirTime
 		case fi.Mode()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)
 			out = append(out, fmt.Sprintf("%q link %s", rel, target))
+		case fi.Mode()&fs.ModeNamedPipe != 0:
+			// Read, it would wait for a writer.
+			out = append(out, fmt.Sprintf("%q fifo %o", rel, fi.Mode().Perm()))
 		case fi.IsDir():
 			if dirTimes {
 				out = append(out, fmt.Sprintf("%q dir %o %d", rel, fi.Mode().Perm(), fi.ModTime().Unix()))
