@@ -67,7 +67,7 @@ func TestNoRawControlSequences(t *testing.T) {
 		s, err := p.eng.Snapshot(ctx, "shop", snap.ID)
 		must(t, err)
 		s.Label = evilLabel
-		must(t, p.store.UpdateSnapshot(ctx, s))
+		must(t, p.store.UpdateSnapshot(ctx, s, engine.Hold{}))
 	}()
 
 	// A container of the project's own making: its directory and command hold sequences (input
