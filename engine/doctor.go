@@ -230,6 +230,9 @@ func (e *Engine) checkStuck(ctx context.Context, p Project, fix bool) (Finding, 
 // checkStorage reports an active project whose storage is gone; its newest ready snapshot, if
 // any, is its way back.
 func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding, bool) {
+	if p.OpID == "" && p.Status == StatusHibernated {
+		return e.checkPresent(ctx, p)
+	}
 	// A failed project with a hibernation snapshot is safe in it (a wake restores it).
 	if p.OpID != "" || (p.Status != StatusActive && (p.Status != StatusFailed || p.HibernationSnapshot != "")) {
 		return Finding{}, false
@@ -260,8 +263,10 @@ func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding
 		f.Fix = "no ready snapshot to restore from: recreate the project's files, or remove it (sailtui project rm " + p.Slug + " --yes)"
 		return f, true
 	}
-	f.Detail += fmt.Sprintf("; newest ready snapshot %s (%s, %s)", wake.ID, wake.Type, wake.CreatedAt.Format(time.RFC3339))
-	f.Fix = "mark it hibernated from " + wake.ID + " (sailtui doctor --fix), then: sailtui project wake " + p.Slug
+	f.Detail += fmt.Sprintf("; the snapshot to wake it from is %s (%s, taken %s, %s ago)", wake.ID, wake.Type,
+		wake.CreatedAt.Format(time.RFC3339), e.now().Sub(wake.CreatedAt).Round(time.Second))
+	f.Fix = "mark it hibernated from " + wake.ID + " (sailtui doctor --fix), then: sailtui project wake " + p.Slug +
+		"; if its storage comes back first, the wake keeps it as a safety snapshot before restoring"
 	f.Fixable = true
 	if fix {
 		if err := e.markHibernated(ctx, p, wake.ID); err != nil {
@@ -273,18 +278,45 @@ func (e *Engine) checkStorage(ctx context.Context, p Project, fix bool) (Finding
 	return f, true
 }
 
-// newestRestorable is p's newest ready snapshot that holds its tree (nil when it has none).
+// newestRestorable is the snapshot p, without storage, wakes from: its newest ready hibernation
+// snapshot (the last state sailtui itself put away), else its newest ready snapshot of any kind
+// that holds its tree; nil when it has none.
 func (e *Engine) newestRestorable(ctx context.Context, p Project) (*Snapshot, error) {
 	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID})
 	if err != nil {
 		return nil, err
 	}
+	var any *Snapshot
 	for _, s := range newestFirst(snaps) {
-		if s.Status == SnapshotReady && (s.Type == SnapshotHibernation || s.Type == SnapshotSafety || s.Type == SnapshotManual) {
+		if s.Status != SnapshotReady {
+			continue
+		}
+		if s.Type == SnapshotHibernation {
 			return &s, nil
 		}
+		if any == nil && (s.Type == SnapshotSafety || s.Type == SnapshotManual) {
+			any = &s
+		}
 	}
-	return nil, nil
+	return any, nil
+}
+
+// checkPresent reports a hibernated project whose storage is there: it came back after the
+// project was pointed at a snapshot (a disk that was unmounted), or a wake left it. Nothing is
+// fixed: the next wake keeps it as a safety snapshot before it restores.
+func (e *Engine) checkPresent(ctx context.Context, p Project) (Finding, bool) {
+	ok, err := e.runtime.ProjectExists(ctx, p)
+	if err != nil {
+		return Finding{Check: "storage", Project: p.Slug, Detail: "could not check its storage: " + err.Error(),
+			Fix: "check that the " + e.runtime.Mode() + " runtime answers, then run sailtui doctor again"}, true
+	}
+	if !ok {
+		return Finding{}, false
+	}
+	return Finding{Check: "storage", Project: p.Slug,
+		Detail: "hibernated, but its storage is present (it may hold writes its snapshot " + p.HibernationSnapshot + " has not)",
+		Fix: "sailtui project wake " + p.Slug + " keeps the present files as a safety snapshot, then restores " +
+			p.HibernationSnapshot + "; sailtui snapshot restore " + p.Slug + " <safety snapshot> brings them back"}, true
 }
 
 // markHibernated records that p, active (or failed) without storage, is hibernated from snapshot id.

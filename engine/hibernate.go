@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -236,6 +237,20 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 	if err := o.guard(ctx, "restore "+snap.ID); err != nil {
 		return o.finish(ctx, Release{To: StatusHibernated}, OpFailed, err)
 	}
+	// Storage that is there although the project is hibernated came back from somewhere (a
+	// disk that was unmounted when doctor --fix pointed the project at a snapshot, an earlier
+	// wake's leftovers): it may hold acknowledged writes the snapshot has not, so it is kept
+	// as a safety snapshot before anything replaces it.
+	if present, err := e.runtime.ProjectExists(ctx, p); err != nil {
+		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: check storage: %w", p.Slug, err))
+	} else if present {
+		kept, err := o.takeSnapshot(ctx, safetyID(o), SnapshotSafety, "present before waking from "+snap.ID)
+		if err != nil {
+			err = fmt.Errorf("wake %s: its storage is present although it is hibernated, and keeping it as a safety snapshot failed; nothing was replaced: %w", p.Slug, err)
+			return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, err)
+		}
+		o.kept = kept.ID
+	}
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
 		return o.finish(ctx, Release{To: StatusHibernated, Reason: err.Error()}, OpFailed, fmt.Errorf("wake %s: prepare environment: %w", p.Slug, err))
 	}
@@ -281,7 +296,11 @@ func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) 
 	if err := o.step(ctx, "started"); err != nil {
 		return o.p, err
 	}
-	return o.finish(ctx, Release{To: StatusActive, Reason: startFailedReason(startErr), SetHibernationSnapshot: true, HibernationSnapshot: ""}, OpDone, startErr)
+	reason := startFailedReason(startErr)
+	if o.kept != "" {
+		reason = strings.TrimPrefix(reason+"; ", "; ") + fmt.Sprintf("the files present before the wake are kept as safety snapshot %s (sailtui snapshot restore %s %s brings them back)", o.kept, p.Slug, o.kept)
+	}
+	return o.finish(ctx, Release{To: StatusActive, Reason: reason, SetHibernationSnapshot: true, HibernationSnapshot: ""}, OpDone, startErr)
 }
 
 // readySnapshot loads a snapshot of p that can be restored.

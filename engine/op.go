@@ -26,6 +26,8 @@ type op struct {
 	// lost is set once a fenced write found the hold at a newer epoch (see superseded.go):
 	// from then on the op touches nothing, not even to roll back.
 	lost atomic.Pointer[error]
+	// kept names the safety snapshot a wake took of storage it found present.
+	kept string
 }
 
 // claim takes p for a new operation of kind, moving it from one of from to to.
