@@ -162,6 +162,11 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	} else if ok {
 		return Project{}, fmt.Errorf("create project %s: storage for %q already exists and belongs to no project (see sailtui doctor); move it away or pick another name: %w", slug, slug, ErrExists)
 	}
+	// Refused before anything is made: a create that fails half-way must leave nothing.
+	importer, canImport := e.runtime.(TreeImporter)
+	if req.FromDir != "" && !canImport {
+		return Project{}, fmt.Errorf("create project %s: the %s runtime cannot import a directory; create it empty and copy files in with sailtui files put: %w", slug, e.runtime.Mode(), ErrBadInput)
+	}
 	// The record goes first, held by this creation: its slug is then ours, and no sweep can
 	// touch the project before its files are in.
 	if err := e.store.CreateProject(ctx, p, cs, conns); err != nil {
@@ -177,28 +182,21 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	}
 	o.stopHB = e.heartbeat(ctx, o)
 	if err := e.runtime.EnsureProject(ctx, p); err != nil {
-		return o.finish(ctx, Release{To: StatusFailed, Reason: envNotCreated}, OpFailed,
-			fmt.Errorf("create project %s: prepare environment: %w", slug, err))
+		return e.undoCreate(ctx, o, cs, envNotCreated, fmt.Errorf("create project %s: prepare environment: %w", slug, err))
 	}
 	if err := o.step(ctx, stepEnvironmentMade); err != nil {
-		return o.finish(ctx, Release{To: StatusFailed, Reason: envNotCreated}, OpFailed, err)
+		return e.undoCreate(ctx, o, cs, envNotCreated, err)
 	}
 	if req.FromDir != "" {
-		imp, ok := e.runtime.(TreeImporter)
-		if !ok {
-			return o.finish(ctx, Release{To: StatusFailed, Reason: "import not supported"}, OpFailed,
-				fmt.Errorf("create project %s: the %s runtime cannot import a directory: %w", slug, e.runtime.Mode(), ErrBadInput))
-		}
 		progressFor(ctx, p.ID, OpCreate)(Progress{Phase: "import"})
-		if err := imp.ImportTree(ctx, p, req.FromDir); err != nil {
-			return o.finish(ctx, Release{To: StatusFailed, Reason: "import failed: " + err.Error()}, OpFailed,
-				fmt.Errorf("create project %s: import %s: %w", slug, req.FromDir, err))
+		if err := importer.ImportTree(ctx, p, req.FromDir); err != nil {
+			return e.undoCreate(ctx, o, cs, "import failed: "+err.Error(), fmt.Errorf("create project %s: import %s: %w", slug, req.FromDir, err))
 		}
 	}
 	for i, s := range specs {
 		if s.GitURL != "" {
 			if err := e.cloneInto(ctx, p, cs[i].Directory, s.GitURL, s.GitBranch); err != nil {
-				return o.finish(ctx, Release{To: StatusFailed, Reason: "template clone failed"}, OpFailed, fmt.Errorf("create project %s: %w", slug, err))
+				return e.undoCreate(ctx, o, cs, "template clone failed", fmt.Errorf("create project %s: %w", slug, err))
 			}
 		}
 	}
@@ -207,6 +205,28 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 		e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, To: StatusActive, Reason: "created"})
 	}
 	return done, err
+}
+
+// undoCreate ends a creation that failed after its record was made: what was made of its
+// environment is removed and the project leaves the list (deleted), so the name is free again
+// and nothing half-made is left to start over an empty tree. The environment holds nothing of
+// the user's that is not still where it came from (the imported directory, the template), so
+// no snapshot is owed (invariant 1 guards what only sailtui holds). When the removal fails the
+// project stays, failed with reason, for the operator to see.
+func (e *Engine) undoCreate(ctx context.Context, o *op, cs []Container, reason string, cause error) (Project, error) {
+	ctx = context.WithoutCancel(ctx)
+	if err := o.guard(ctx, "remove the half-made environment"); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: reason}, OpFailed, joinSuperseded(cause, err))
+	}
+	if err := e.runtime.DestroyProject(ctx, o.p, cs); err != nil {
+		return o.finish(ctx, Release{To: StatusFailed, Reason: reason + "; removing what was made failed: " + err.Error()}, OpFailed,
+			fmt.Errorf("%w; removing what was made failed too, see sailtui doctor: %v", cause, err))
+	}
+	p, err := o.finish(ctx, Release{To: StatusDeleted, Reason: "creation failed: " + reason}, OpFailed, cause)
+	if errors.Is(err, cause) {
+		err = fmt.Errorf("%w; nothing was kept", err)
+	}
+	return p, err
 }
 
 // checkNameRivals refuses a container name of p that the runtime would map to the name of a
