@@ -184,6 +184,18 @@ func SupersededRound(t *testing.T, parts SupersededParts, pt PausePoint) {
 		errc <- err
 	}()
 	resumed := false
+	resumeHolder := func() error {
+		t.Helper()
+		close(resume)
+		resumed = true
+		select {
+		case err := <-errc:
+			return err
+		case <-time.After(3 * time.Minute):
+			t.Fatalf("the resumed %s did not end in 3 minutes", pt.Kind)
+			return nil
+		}
+	}
 	defer func() {
 		if !resumed {
 			close(resume)
@@ -235,13 +247,7 @@ func SupersededRound(t *testing.T, parts SupersededParts, pt PausePoint) {
 			t.Fatal("the taker did not reach a step in 3 minutes")
 		}
 		// Both now carry the operation's id; the holder goes on while the taker holds it.
-		close(resume)
-		resumed = true
-		select {
-		case holderErr = <-errc:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("the resumed %s did not end in 3 minutes", pt.Kind)
-		}
+		holderErr = resumeHolder()
 		close(takerResume)
 	}
 	if err := <-takerDone; err != nil {
@@ -276,13 +282,7 @@ func SupersededRound(t *testing.T, parts SupersededParts, pt PausePoint) {
 
 	err := holderErr
 	if !pt.WhileTaken {
-		close(resume)
-		resumed = true
-		select {
-		case err = <-errc:
-		case <-time.After(3 * time.Minute):
-			t.Fatalf("the resumed %s did not end in 3 minutes", pt.Kind)
-		}
+		err = resumeHolder()
 	}
 	if !errors.Is(err, engine.ErrSuperseded) {
 		t.Errorf("the resumed %s returned %v, want ErrSuperseded", pt.Kind, err)
