@@ -356,6 +356,9 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 	r.netMu.Lock()
 	defer r.netMu.Unlock()
 	name := r.networkName(p)
+	if err := r.refuseOtherPrefix(ctx, p, name); err != nil {
+		return "", err
+	}
 	ids, err := r.projectNetworks(ctx, p, name)
 	if err != nil {
 		return "", err
@@ -384,6 +387,27 @@ func (r *Runtime) ensureNetwork(ctx context.Context, p engine.Project) (string, 
 		}
 	}
 	return ids[0], nil
+}
+
+// refuseOtherPrefix fails when the project already has a network under another name: it was
+// started with another SAILTUI_DOCKER_NETWORK_PREFIX, and a second network would split its
+// containers between the two (each attached to both, names resolving on either). The label
+// that names the project is the record of which prefix it runs under.
+func (r *Runtime) refuseOtherPrefix(ctx context.Context, p engine.Project, name string) error {
+	res, err := r.cli.NetworkList(ctx, client.NetworkListOptions{Filters: client.Filters{}.Add("label", LabelProjectID+"="+p.ID)})
+	if err != nil {
+		return fmt.Errorf("list networks: %w", err)
+	}
+	for _, n := range res.Items {
+		if n.Name == name || n.Labels[LabelProjectID] != p.ID {
+			continue
+		}
+		prefix := strings.TrimSuffix(n.Name, "-"+p.Slug)
+		return fmt.Errorf("project %s runs on the Docker network %s (SAILTUI_DOCKER_NETWORK_PREFIX=%s), not %s; "+
+			"set SAILTUI_DOCKER_NETWORK_PREFIX=%s again, or hibernate the project with it and wake it with the new one: %w",
+			p.Slug, n.Name, prefix, name, prefix, engine.ErrBadState)
+	}
+	return nil
 }
 
 // networksNamed lists the ids of the networks called exactly name, lowest first.

@@ -1,7 +1,10 @@
 package docker
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +73,33 @@ func runContract(t *testing.T, volumes bool) {
 		},
 		ServeCommand: serveCommand,
 	})
+}
+
+// Issue 31: a project started under one SAILTUI_DOCKER_NETWORK_PREFIX and then under another
+// would get a second network with every container on both. The second is refused, naming the
+// prefix the project runs under.
+func TestOtherNetworkPrefixRefused(t *testing.T) {
+	t.Parallel()
+	cli := dockertest.Client(t)
+	cfg := testConfig(t, cli)
+	first := newTestRuntime(t, cfg)
+	p := engine.Project{ID: "prefix-" + dockertest.Token(t, cli), Slug: "shop"}
+	if err := first.EnsureProject(t.Context(), p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = first.DestroyProject(context.Background(), p, nil) })
+	other := cfg
+	other.NetworkPrefix = cfg.NetworkPrefix + "-other"
+	second := newTestRuntime(t, other)
+	err := second.EnsureProject(t.Context(), p)
+	if !errors.Is(err, engine.ErrBadState) || !strings.Contains(err.Error(), "SAILTUI_DOCKER_NETWORK_PREFIX="+cfg.NetworkPrefix) {
+		t.Fatalf("EnsureProject under another prefix: %v; want a refusal naming the prefix %s", err, cfg.NetworkPrefix)
+	}
+	res, lerr := cli.NetworkList(t.Context(), client.NetworkListOptions{Filters: client.Filters{}.Add("label", LabelProjectID+"="+p.ID)})
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if len(res.Items) != 1 {
+		t.Errorf("the project has %d networks after the refusal, want 1", len(res.Items))
+	}
 }
