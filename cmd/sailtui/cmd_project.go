@@ -254,6 +254,8 @@ func containersCmd(a *app) *cobra.Command {
 					return fmt.Errorf("unknown subcommand %q (did you mean: sailtui containers ls SLUG): %w", args[0], engine.ErrBadInput)
 				}
 				args = args[1:]
+			} else if args[0] == "ls" {
+				return fmt.Errorf("containers ls takes the project whose containers to list: sailtui containers ls SLUG (sailtui projects ls lists the projects): %w", engine.ErrBadInput)
 			}
 			eng, err := a.engine(cmd.Context())
 			if err != nil {

@@ -91,7 +91,7 @@ func runSweep(ctx context.Context, a *app, cmd *cobra.Command, which string, f s
 	case "purge":
 		rep, err = eng.SweepPurge(ctx, opts)
 	default:
-		return rep, fmt.Errorf("unknown sweep %q: want hibernate or purge: %w", which, engine.ErrBadInput)
+		return rep, fmt.Errorf("unknown sweep %q: want hibernate, purge or all: %w", which, engine.ErrBadInput)
 	}
 	if rep.StoppedEarly != "" {
 		a.log.Warn("sweep stopped early", "sweep", which, "cause", rep.StoppedEarly)
@@ -110,21 +110,25 @@ func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
 	return o.emit(rep, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "sweep %s (as of %s, lock %s, dry run %v): %d selected in %dms\n",
 			rep.Sweep, rep.AsOf.Format(time.RFC3339), rep.Lock, rep.DryRun, rep.Selected, rep.DurationMS)
-		verb := "hibernated"
+		hibernated, stopped, recovered, purged := "hibernated", "stopped", "recovered", "purged"
 		if rep.DryRun {
-			verb = "would hibernate"
+			hibernated, stopped, recovered, purged = "would hibernate", "would stop", "would recover", "would purge"
 		}
 		lists := []struct {
 			name  string
 			items []engine.SweepItem
-		}{{verb, rep.Hibernated}, {"stopped", rep.Stopped}, {"recovered", rep.Recovered}, {"purged", rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
+		}{{hibernated, rep.Hibernated}, {stopped, rep.Stopped}, {recovered, rep.Recovered}, {purged, rep.Purged}, {"skipped", rep.Skipped}, {"failed", rep.Failed}, {"deferred", rep.Deferred}}
 		for _, l := range lists {
 			for _, it := range l.items {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, printable(it.Reason))
 			}
 		}
 		if rep.Sweep == "purge" {
-			fmt.Fprintf(tw, "freed\t%s\n", size(rep.FreedBytes))
+			freed := "freed"
+			if rep.DryRun {
+				freed = "would free"
+			}
+			fmt.Fprintf(tw, "%s\t%s\n", freed, size(rep.FreedBytes))
 		}
 	})
 }
@@ -132,22 +136,32 @@ func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
 func sweepCmd(a *app) *cobra.Command {
 	var f sweepFlags
 	cmd := &cobra.Command{
-		Use:   "sweep hibernate|purge",
-		Short: "Run one sweep: hibernate idle projects, or purge expired snapshots",
+		Use:   "sweep hibernate|purge|all",
+		Short: "Run one sweep: hibernate idle projects, purge expired snapshots, or both (all)",
 		Example: `  sailtui sweep hibernate --dry-run
   sailtui sweep hibernate --idle 10m
-  sailtui sweep purge --as-of 2027-01-01T00:00:00Z -o json`,
+  sailtui sweep purge --as-of 2027-01-01T00:00:00Z -o json
+  sailtui sweep all --dry-run`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"hibernate", "purge"},
+		ValidArgs: []string{"hibernate", "purge", "all"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runSweep(cmd.Context(), a, cmd, args[0], f)
-			if err != nil {
-				return err
+			sweeps := []string{args[0]}
+			if args[0] == "all" {
+				// As --headless --sweep=all: the hibernation first, then the purge.
+				sweeps = []string{"hibernate", "purge"}
 			}
-			if err := printSweep(a, cmd, rep); err != nil {
-				return err
+			ok := true
+			for _, which := range sweeps {
+				rep, err := runSweep(cmd.Context(), a, cmd, which, f)
+				if err != nil {
+					return err
+				}
+				if err := printSweep(a, cmd, rep); err != nil {
+					return err
+				}
+				ok = ok && rep.OK()
 			}
-			if !rep.OK() {
+			if !ok {
 				return exitError{1}
 			}
 			return nil

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -43,8 +44,27 @@ func main() {
 	}
 	// An error may quote what a container wrote (a failed start's last log lines) or a stored
 	// name: quoted where it could drive the terminal.
-	fmt.Fprintln(os.Stderr, "sailtui:", printableLines(err.Error()))
+	fmt.Fprintln(os.Stderr, "sailtui:", printableLines(plainError(err.Error())))
 	os.Exit(exitCodeOf(err))
+}
+
+// plainError is an error's text for a person: the sentinels the engine wraps for callers
+// (errors.Is) end many messages with words the message already said ("… not found: not
+// found") or that only restate the exit status ("…: invalid input" is exit 2).
+func plainError(msg string) string {
+	for {
+		trimmed := msg
+		for _, s := range []error{engine.ErrBadInput, engine.ErrNotFound, engine.ErrExists, engine.ErrBadPath, engine.ErrBadState} {
+			rest, ok := strings.CutSuffix(trimmed, ": "+s.Error())
+			if ok && (s == engine.ErrBadInput || strings.Contains(rest, s.Error())) {
+				trimmed = rest
+			}
+		}
+		if trimmed == msg {
+			return msg
+		}
+		msg = trimmed
+	}
 }
 
 // errUnreachable marks a part named by the configuration that did not answer at start (the
@@ -112,6 +132,8 @@ as a Kubernetes CronJob does.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
+		// --version prints what `sailtui version` prints first.
+		Version: version,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelWarn
 			if headlessRun {
