@@ -105,9 +105,16 @@ func (e *Engine) execTarget(ctx context.Context, ref, name string, req ExecReque
 
 // ExecStream is Exec with the command's streams attached when the runtime can (ExecStreamer):
 // its output reaches s as it is written and it reads s.Stdin. A runtime that cannot runs it as
-// Exec does, without input, and its output is written to s once it is done.
+// Exec does, and its output is written to s once it is done; given input (s.Stdin not nil)
+// it refuses with ErrBadInput instead, before anything runs: a command that was meant to read
+// input (psql < dump.sql) must not "succeed" having read none.
 func (e *Engine) ExecStream(ctx context.Context, ref, name string, req ExecRequest, s ExecStreams) (ExecResult, error) {
 	es, ok := e.runtime.(ExecStreamer)
+	if !ok && s.Stdin != nil {
+		return ExecResult{}, fmt.Errorf("exec in %s/%s: the %s runtime cannot pass input to a command, and input was given (piped or redirected); "+
+			"put it in the project (sailtui files put %s FILE) and have the command read it (-- sh -c 'CMD < FILE'), or run without input (< /dev/null): %w",
+			ref, name, e.runtime.Mode(), ref, ErrBadInput)
+	}
 	if !ok {
 		res, err := e.Exec(ctx, ref, name, req)
 		if err == nil {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -473,34 +474,112 @@ func (e *Engine) RemoveContainer(ctx context.Context, ref, name string) error {
 	return nil
 }
 
-// Connect records that container from depends on container to (to starts first).
+// Connect records that container from depends on container to: to starts first, and from
+// gets to's resolved exports in its environment from its next start (a running from keeps the
+// environment it started with). Both must be containers of the project, from one that runs here
+// (an external service gets no environment), not the same one, and not connected already; each
+// refusal wraps ErrBadInput and says what to do.
 func (e *Engine) Connect(ctx context.Context, ref, from, to string) error {
 	if err := e.writable("connect"); err != nil {
 		return err
 	}
-	p, _, err := e.container(ctx, ref, from)
+	p, fc, err := e.container(ctx, ref, from)
 	if err != nil {
-		return err
+		return fmt.Errorf("connect %s to %s: %w (sailtui container add adds one): %w", from, to, err, ErrBadInput)
 	}
 	if _, _, err := e.container(ctx, ref, to); err != nil {
-		return err
+		return fmt.Errorf("connect %s to %s: %w (sailtui container add adds one): %w", from, to, err, ErrBadInput)
 	}
 	if from == to {
-		return fmt.Errorf("connect %s: a container cannot depend on itself: %w", from, ErrBadInput)
+		return fmt.Errorf("connect %s to itself: a connection joins two containers; name the one %s depends on: %w", from, from, ErrBadInput)
 	}
-	return e.store.PutConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to})
+	if !fc.Runs() {
+		return fmt.Errorf("connect %s to %s: %s is an external service, which runs elsewhere and gets no environment from sailtui; connect the app that uses it instead (sailtui connect %s APP %s): %w",
+			from, to, from, p.Slug, from, ErrBadInput)
+	}
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("connect %s to %s: list connections of %s: %w", from, to, p.Slug, err)
+	}
+	if slices.ContainsFunc(conns, func(cn Connection) bool { return cn.From == from && cn.To == to }) {
+		return fmt.Errorf("connect %s to %s: already connected in %s (sailtui containers ls %s shows the connections): %w", from, to, p.Slug, p.Slug, ErrBadInput)
+	}
+	if err := e.store.PutConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to}); err != nil {
+		return fmt.Errorf("connect %s to %s: %w", from, to, err)
+	}
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "connected " + from + " to " + to})
+	return nil
 }
 
-// Disconnect removes a dependency.
+// Disconnect removes the connection from -> to: to's exports leave from's environment at
+// its next start. A connection that is not there is refused with ErrBadInput, naming the ones
+// from has.
 func (e *Engine) Disconnect(ctx context.Context, ref, from, to string) error {
 	if err := e.writable("disconnect"); err != nil {
 		return err
 	}
-	p, err := e.Project(ctx, ref)
+	p, err := e.liveProject(ctx, ref)
 	if err != nil {
 		return err
 	}
-	return e.store.DeleteConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to})
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("disconnect %s from %s: list connections of %s: %w", from, to, p.Slug, err)
+	}
+	if !slices.ContainsFunc(conns, func(cn Connection) bool { return cn.From == from && cn.To == to }) {
+		var has []string
+		for _, cn := range conns {
+			if cn.From == from {
+				has = append(has, cn.To)
+			}
+		}
+		what := "none"
+		if len(has) > 0 {
+			what = strings.Join(has, ", ")
+		}
+		return fmt.Errorf("disconnect %s from %s: %s is not connected to %s in %s (it is connected to: %s): %w", from, to, from, to, p.Slug, what, ErrBadInput)
+	}
+	if e.declaredInConfig(ctx, p, from, to) {
+		return fmt.Errorf("disconnect %s from %s: %s declares this connection, and every start of %s reads it again and would bring it back; "+
+			"take it out of the file's \"connections\" (sailtui files get %s %s, edit, files put): %w",
+			from, to, tesslate.ConfigPath, p.Slug, p.Slug, tesslate.ConfigPath, ErrBadInput)
+	}
+	if err := e.store.DeleteConnection(ctx, Connection{ProjectID: p.ID, From: from, To: to}); err != nil {
+		return fmt.Errorf("disconnect %s from %s: %w", from, to, err)
+	}
+	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "disconnected " + from + " from " + to})
+	return nil
+}
+
+// declaredInConfig says whether the project's .tesslate/config.json, as it is now, declares
+// the connection from -> to (syncConfig puts it back at every start). A file that cannot be
+// read or parsed now declares nothing: the start that reads it will say what is wrong.
+func (e *Engine) declaredInConfig(ctx context.Context, p Project, from, to string) bool {
+	if fr, ok := e.runtime.(FilesReadier); ok && !fr.FilesReady(ctx, p) {
+		return false
+	}
+	var buf bytes.Buffer
+	if err := e.runtime.ReadFile(ctx, p, tesslate.ConfigPath, &buf); err != nil {
+		return false
+	}
+	cfg, err := tesslate.ParseConfig(buf.Bytes())
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(cfg.Connections, func(cn tesslate.Connection) bool { return cn.From == from && cn.To == to })
+}
+
+// Connections are the connections of a project, in the order they were made.
+func (e *Engine) Connections(ctx context.Context, ref string) ([]Connection, error) {
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	conns, err := e.store.ListConnections(ctx, p.ID)
+	if err != nil {
+		return nil, fmt.Errorf("list connections of %s: %w", p.Slug, err)
+	}
+	return conns, nil
 }
 
 // container finds one container of a live project.

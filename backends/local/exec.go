@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -37,31 +38,77 @@ import (
 // An error means the runtime could not run the command: a bad path or argument, a missing
 // project or directory.
 func (r *Runtime) Exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
-	res, err := r.exec(ctx, p, c, req)
+	res, err := r.exec(ctx, p, c, req, nil)
 	if err != nil {
 		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
 	}
 	return res, nil
 }
 
-func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest) (engine.ExecResult, error) {
+var _ engine.ExecStreamer = (*Runtime)(nil)
+
+// ExecStream implements engine.ExecStreamer: Exec with s attached, as `docker exec -i` runs a
+// command. The command reads s.Stdin to its end (its stdin is closed then) and its output is
+// copied to s.Stdout and s.Stderr as it is written, uncapped. A command not found is reported
+// on s.Stderr as a shell would.
+func (r *Runtime) ExecStream(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, s engine.ExecStreams) (engine.ExecResult, error) {
+	res, err := r.exec(ctx, p, c, req, &s)
+	if err != nil {
+		return res, fmt.Errorf("exec in %s/%s: %w", p.Slug, c.Name, err)
+	}
+	return res, nil
+}
+
+// exec runs req; with streams (ExecStream) attached to them instead of req.Stdin and capped
+// buffers.
+func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container, req engine.ExecRequest, streams *engine.ExecStreams) (engine.ExecResult, error) {
 	cmd, notRun, err := r.command(p, c, req)
 	if err != nil || notRun != nil {
+		if notRun != nil && streams != nil && streams.Stderr != nil {
+			_, _ = streams.Stderr.Write(notRun.Stderr)
+			notRun.Stderr = nil
+		}
 		return deref(notRun), err
 	}
-	if req.Stdin != nil {
-		cmd.Stdin = bytes.NewReader(req.Stdin)
-	}
 	out := capped.NewOutput(req.MaxOutput)
-	stdout, stderr, result := out.Stdout, out.Stderr, out.Result
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
+	result := out.Result
+	cmd.Stdout, cmd.Stderr = out.Stdout, out.Stderr
+	var stdin io.Reader
+	if req.Stdin != nil {
+		stdin = bytes.NewReader(req.Stdin)
+	}
+	if streams != nil {
+		cmd.Stdout, cmd.Stderr, stdin = orDiscard(streams.Stdout), orDiscard(streams.Stderr), streams.Stdin
+	}
+	// Our own copy into a pipe, never the reader handed to the child: an *os.File would be
+	// given as it is, and a terminal's (exec -i) read by a command in a group of its own stops
+	// it (SIGTTIN). Wait closes the pipe once the command is gone and does not wait for the
+	// copy, which may sit on a terminal nobody types into.
+	var stdinPipe io.WriteCloser
+	if stdin != nil {
+		if stdinPipe, err = cmd.StdinPipe(); err != nil {
+			return engine.ExecResult{}, fmt.Errorf("stdin pipe: %w", err)
+		}
+	}
 	cmd.SysProcAttr = groupAttr()
 	// A background process left by the command may hold our pipes open; do not wait on it
 	// forever once the command itself has exited.
 	cmd.WaitDelay = time.Second
 	if err := cmd.Start(); err != nil {
-		return notRunResult(req.Argv[0], err), nil
+		res := notRunResult(req.Argv[0], err)
+		if streams != nil && streams.Stderr != nil {
+			_, _ = streams.Stderr.Write(res.Stderr)
+			res.Stderr = nil
+		}
+		return res, nil
+	}
+	if stdinPipe != nil {
+		// Closed at the input's end, so a command reading to EOF ends too; one that exits
+		// first ends the copy (the pipe breaks) whatever is left unread.
+		go func() {
+			_, _ = io.Copy(stdinPipe, stdin)
+			_ = stdinPipe.Close()
+		}()
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
@@ -125,6 +172,13 @@ func commandExit(cmd *exec.Cmd, waitErr error) (int, error) {
 		code = cmd.ProcessState.ExitCode()
 	}
 	return code, nil
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func deref(r *engine.ExecResult) engine.ExecResult {

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/capped"
 )
 
 func logsCmd(a *app) *cobra.Command {
@@ -136,12 +137,14 @@ unprocessed (ctrl+c interrupts the command there, not sailtui), the terminal's s
 window's, and exit ends it. -t alone gives it a terminal without your input. -t needs this input
 to be a terminal. A terminal exec has no timeout unless --timeout is given.
 
-Without -t, output and input are streamed, as with docker exec -i (docker mode; other runtimes
-print the output once the command is done and give it no input): stdout and stderr arrive as
-the command writes them, and input that is piped or redirected is passed to the command, which
-sees its end when it ends. A terminal's input is passed only with -i, line by line; no TTY is
-allocated: the command's stdin, stdout and stderr are pipes. With -o json nothing is streamed
-or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
+Without -t, output and input are streamed, as with docker exec -i (local and docker modes):
+stdout and stderr arrive as the command writes them, and input that is piped or redirected is
+passed to the command, which sees its end when it ends. A terminal's input is passed only with
+-i, line by line; no TTY is allocated: the command's stdin, stdout and stderr are pipes. The
+kubernetes runtime prints the output once the command is done and cannot pass input: piped or
+redirected input (or -i) is refused there with exit 2 before the command runs; < /dev/null is
+no input. With -o json nothing is streamed: stdout and stderr come in the JSON, each capped at
+--max-output; input is passed as without it.`,
 		Example: `  sailtui exec -it shop web -- sh
   sailtui exec shop web -- ls -la
   sailtui exec shop api --timeout 30s -- sh -c 'echo hi > note.txt'
@@ -165,16 +168,17 @@ or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
 					req.Timeout = 0 // a shell lasts as long as its user wants
 				}
 				res, err = execOnTerminal(cmd, eng, args[0], args[1], req, interactive)
-			} else if a.cfg.Output == "json" {
+			} else if in := execInput(cmd.InOrStdin(), interactive); a.cfg.Output == "json" && in == nil {
 				res, err = eng.Exec(cmd.Context(), args[0], args[1], req)
+			} else if a.cfg.Output == "json" {
+				// Input is passed with -o json too; the output goes to the JSON, capped.
+				out := capped.NewOutput(req.MaxOutput)
+				res, err = eng.ExecStream(cmd.Context(), args[0], args[1], req, engine.ExecStreams{Stdin: in, Stdout: out.Stdout, Stderr: out.Stderr})
+				res = out.Result(res.ExitCode, res.TimedOut)
 			} else {
-				s := engine.ExecStreams{Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
-				// As docker exec: a pipe or a file is input for the command; a terminal is
-				// only with -i (a command that never reads would otherwise sit on it).
-				if f, ok := cmd.InOrStdin().(*os.File); !ok || interactive || !isTerminal(f) {
-					s.Stdin = cmd.InOrStdin()
-				}
-				res, err = eng.ExecStream(cmd.Context(), args[0], args[1], req, s)
+				// The engine refuses input a runtime cannot pass: never dropped unseen.
+				res, err = eng.ExecStream(cmd.Context(), args[0], args[1], req,
+					engine.ExecStreams{Stdin: in, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
 			}
 			if err != nil {
 				return err
@@ -209,6 +213,37 @@ or passed: stdout and stderr come in the JSON, each capped at --max-output.`,
 	cmd.Flags().BoolVarP(&interactive, "interactive", "i", false, "pass a terminal's input too (piped input always is)")
 	cmd.Flags().BoolVarP(&tty, "tty", "t", false, "run the command on a terminal of its own (-it: a shell)")
 	return cmd
+}
+
+// execInput is the input an exec passes to its command, nil for none. As docker exec: a pipe
+// or a file is input; a terminal only with -i (a command that never reads would otherwise sit
+// on it); the null device (stdin of a cron job or a script run with < /dev/null) is none, so
+// such a run works on a runtime that cannot pass input.
+func execInput(stdin io.Reader, interactive bool) io.Reader {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return stdin
+	}
+	if isTerminal(f) {
+		if interactive {
+			return f
+		}
+		return nil
+	}
+	if isNullDevice(f) {
+		return nil
+	}
+	return f
+}
+
+// isNullDevice: f is os.DevNull (reads nothing, ever).
+func isNullDevice(f *os.File) bool {
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err == nil && os.SameFile(fi, null)
 }
 
 func filesCmd(a *app) *cobra.Command {

@@ -236,6 +236,9 @@ type containerRow struct {
 	Endpoint string            `json:"endpoint,omitempty"`
 	Exports  map[string]string `json:"exports,omitempty"`
 	Primary  bool              `json:"primary,omitempty"`
+	// ConnectsTo are the containers whose exports this one gets (sailtui connect), in its
+	// environment from the start after the connection was made.
+	ConnectsTo []string `json:"connects_to,omitempty"`
 	// Usage is what a running container uses now (CPU in cores, memory in bytes); absent when
 	// it was not measured: it does not run, or the runtime cannot measure (see the note on
 	// stderr).
@@ -267,6 +270,10 @@ func containersCmd(a *app) *cobra.Command {
 				return err
 			}
 			used := usage(cmd.ErrOrStderr())
+			conns, err := eng.Connections(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
 			rows := make([]containerRow, len(views))
 			for i, v := range views {
 				port := servicePort(cmd.Context(), eng, p, v)
@@ -274,6 +281,11 @@ func containersCmd(a *app) *cobra.Command {
 					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
 					Detail: v.Status.Detail, Kind: v.Kind.String(), Image: v.Image, DataPath: v.DataPath, Volume: v.Status.Volume,
 					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary, Live: v.Status.PortAnswers}
+				for _, cn := range conns {
+					if cn.From == v.Name {
+						rows[i].ConnectsTo = append(rows[i].ConnectsTo, cn.To)
+					}
+				}
 				if u, ok := used[v.Name]; ok {
 					rows[i].Usage = &u
 				}
@@ -309,6 +321,18 @@ func containersCmd(a *app) *cobra.Command {
 						cpu, mem = r.Usage.CPUText(), r.Usage.MemoryText()
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, liveWord(r.Live), url, r.Uptime, cpu, mem)
+				}
+				if len(conns) > 0 {
+					// A table of its own (the blank line ends the first one's columns): what
+					// each connection puts in its FROM's environment at FROM's next start.
+					fmt.Fprintln(tw, "\nCONNECTION\tGIVES")
+					for _, cn := range conns {
+						gives := "-"
+						if keys := exportKeys(views, cn.To); len(keys) > 0 {
+							gives = strings.Join(keys, ", ")
+						}
+						fmt.Fprintf(tw, "%s → %s\t%s\n", cn.From, cn.To, printable(gives))
+					}
 				}
 			})
 		},

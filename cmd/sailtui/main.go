@@ -181,7 +181,7 @@ as a Kubernetes CronJob does.`,
 	metricsTo.Bind(root.Flags())
 
 	root.AddCommand(
-		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a),
+		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a), connectCmd(a), disconnectCmd(a),
 		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
 		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(), doctorCmd(a),
 	)
