@@ -42,7 +42,8 @@ type Config struct {
 	// asked to stop, and an operation still facing uses at the end is refused.
 	UseWait time.Duration
 	// KeepAutoSnapshots is how many ready hibernation (and safety) snapshots stay live per
-	// project; older ones are soft-deleted and purged after the retention period.
+	// project, a hibernated project's wake point among them; older ones are soft-deleted and
+	// purged after the retention period.
 	KeepAutoSnapshots int
 	// DefaultCommand runs a container that has no command of its own and no TESSLATE.md command.
 	DefaultCommand string

@@ -58,9 +58,13 @@ type Container struct {
 	Directory string `json:"directory"`
 	// Port is the port the service listens on inside its environment (0: from TESSLATE.md or default).
 	Port int `json:"port,omitempty"`
-	// Command overrides the startup command of TESSLATE.md when set.
-	Command string            `json:"command,omitempty"`
-	Env     map[string]string `json:"env,omitempty"`
+	// Command overrides the startup command of TESSLATE.md (a service: its image's own) when set.
+	Command string `json:"command,omitempty"`
+	// OwnCommand says Command was given by a person (container add --command), not read from
+	// .tesslate/config.json: a re-read of the file that gives the container no command of its
+	// own keeps it, where it would otherwise take the file's (none) and lose it at every start.
+	OwnCommand bool              `json:"own_command,omitempty"`
+	Env        map[string]string `json:"env,omitempty"`
 	// GitURL is stored with any credential removed.
 	GitURL    string    `json:"git_url,omitempty"`
 	GitBranch string    `json:"git_branch,omitempty"`

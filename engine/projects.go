@@ -395,6 +395,7 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	if err != nil {
 		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 	}
+	c.OwnCommand = c.Command != ""
 	cs, err := e.store.ListContainers(ctx, p.ID)
 	if err != nil {
 		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)

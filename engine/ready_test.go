@@ -196,6 +196,50 @@ func TestStartContainerWaitsAndDependencies(t *testing.T) {
 	}
 }
 
+// A dependency that fails to start at all (docker: its create fails; here: its directory is
+// missing) keeps what depends on it from starting, and what depends on that, as one that
+// exits does: each is named with the container it waits for and why that one is not up.
+func TestStartSkipsDependentsOfFailedStart(t *testing.T) {
+	p := openTest(t, t.TempDir(), "me")
+	ctx := t.Context()
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "chain", Owner: "alice", Containers: []engine.ContainerSpec{
+		{Name: "kv", Directory: "kv", Command: serve(t), Port: 6379},
+		{Name: "api", Directory: ".", Command: serve(t), Port: 8000},
+		{Name: "web", Directory: ".", Command: serve(t), Port: 3000},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cn := range [][2]string{{"api", "kv"}, {"web", "api"}} {
+		if err := p.eng.Connect(ctx, pr.Slug, cn[0], cn[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = p.eng.StartProject(ctx, pr.Slug)
+	if !errors.Is(err, engine.ErrNotUp) {
+		t.Fatalf("start with a dependency that cannot start: %v, want ErrNotUp", err)
+	}
+	for _, want := range []string{
+		"start chain/kv: ",
+		"start chain/api: not started: it depends on kv, which failed to start (",
+		"start chain/web: not started: it depends on api, which was not started (it depends on kv)",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error does not say %q:\n%v", want, err)
+		}
+	}
+	t.Logf("the start's error:\n%v", err)
+	_, cs, err := p.eng.Containers(ctx, pr.Slug)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if c.Status.State == engine.ContainerRunning {
+			t.Errorf("%s runs after its dependency failed to start: %+v", c.Name, c.Status)
+		}
+	}
+}
+
 // A container without a declared port (only the fallback default) is up once it has run a
 // moment without exiting; one that ends at once, even with code 0, fails the start.
 func TestStartWithoutPortSettles(t *testing.T) {

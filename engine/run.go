@@ -217,7 +217,9 @@ func compareStrings(a, b string) int {
 
 // startAll starts every container of p in dependency order, going on past failures, and waits
 // until every one is up (awaitUp). A container starts once those it depends on are up; one
-// whose dependency did not come up is not started.
+// whose dependency failed to start, did not come up or was itself not started is not started,
+// in every runtime alike: the runtimes differ in when a failure shows (docker's at create,
+// kubernetes' at readiness), and the rule must not.
 func (e *Engine) startAll(ctx context.Context, p Project) error {
 	if err := e.syncConfig(ctx, p); err != nil {
 		return fmt.Errorf("start %s: %w", p.Slug, err)
@@ -235,17 +237,20 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	waits := map[string]*startWait{}
+	down := map[string]string{} // container not started or failed to start -> what happened, said of it
 	var ws []*startWait
 	for _, c := range startOrder(cs, g.conns) {
-		if dep := failedDependency(c, g.conns, waits); dep != "" {
-			errs = append(errs, fmt.Errorf("start %s/%s: not started: it depends on %s, which did not come up: %w", p.Slug, c.Name, dep, ErrNotUp))
+		if dep, what := failedDependency(p, c, g.conns, waits, down); dep != "" {
+			errs = append(errs, fmt.Errorf("start %s/%s: not started: it depends on %s, which %s: %w", p.Slug, c.Name, dep, what, ErrNotUp))
 			names = append(names, c.Name)
+			down[c.Name] = "was not started (it depends on " + dep + ")"
 			continue
 		}
 		_, spec, err := e.startContainer(ctx, p, c, &g)
 		if err != nil {
 			errs = append(errs, err)
 			names = append(names, c.Name)
+			down[c.Name] = "failed to start (" + failureHead(p, c.Name, err) + ")"
 			continue
 		}
 		w := e.waitFor(ctx, &wg, p, c, spec.listenPort())
@@ -255,17 +260,33 @@ func (e *Engine) startAll(ctx context.Context, p Project) error {
 	return errors.Join(joinStartErrors(p, names, errs), awaitAll(p, ws))
 }
 
-// failedDependency waits for the containers c depends on that are being waited for, and names
-// the first that did not come up ("" when all did).
-func failedDependency(c Container, conns []Connection, waits map[string]*startWait) string {
+// failedDependency names the first container c depends on that is not up, with what happened
+// to it ("" when all are up): one that failed to start or was not started (down), or one being
+// waited for that did not come up, which it waits for.
+func failedDependency(p Project, c Container, conns []Connection, waits map[string]*startWait, down map[string]string) (string, string) {
 	for _, cn := range conns {
-		if w, ok := waits[cn.To]; ok && cn.From == c.Name {
+		if cn.From != c.Name {
+			continue
+		}
+		if what, ok := down[cn.To]; ok {
+			return cn.To, what
+		}
+		if w, ok := waits[cn.To]; ok {
 			if <-w.done; w.err != nil {
-				return cn.To
+				return cn.To, "did not come up (" + failureHead(p, cn.To, w.err) + ")"
 			}
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// failureHead is the gist of the start failure err of p's container name: its first line
+// without the "start slug/name: " the whole error says already, nor the log lines after it.
+func failureHead(p Project, name string, err error) string {
+	head, _, _ := strings.Cut(err.Error(), "\n")
+	head = strings.TrimPrefix(head, fmt.Sprintf("start %s/%s: ", p.Slug, name))
+	head, _, _ = strings.Cut(head, "; its last log lines:")
+	return head
 }
 
 // StartProject starts every container; a hibernated project is woken (restored) first.

@@ -130,7 +130,7 @@ func specsFromConfig(cfg tesslate.Config) ([]ContainerSpec, []Connection) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Infrastructure)) {
 		n := cfg.Infrastructure[name]
-		s := ContainerSpec{Name: name, Directory: ".", Port: n.ServicePort(), Env: n.Env, Exports: n.Exports,
+		s := ContainerSpec{Name: name, Directory: ".", Port: n.ServicePort(), Command: n.Start, Env: n.Env, Exports: n.Exports,
 			Resources: Resources(n.Resources)}
 		if n.Type == tesslate.TypeExternal {
 			s.Kind, s.Endpoint = KindExternal, n.Endpoint
@@ -212,6 +212,10 @@ func (e *Engine) syncConfig(ctx context.Context, p Project) error {
 		if i >= 0 {
 			old := cur[i]
 			c.CreatedAt, c.GitURL, c.GitBranch = old.CreatedAt, old.GitURL, old.GitBranch
+			if c.Command == "" && old.OwnCommand {
+				// The file says nothing of its command; the one a person gave it stands.
+				c.Command, c.OwnCommand = old.Command, true
+			}
 			if sameDefinition(old, c) {
 				continue
 			}
@@ -239,7 +243,7 @@ func (e *Engine) syncConfig(ctx context.Context, p Project) error {
 }
 
 func sameDefinition(a, b Container) bool {
-	return a.Directory == b.Directory && a.Port == b.Port && a.Command == b.Command &&
+	return a.Directory == b.Directory && a.Port == b.Port && a.Command == b.Command && a.OwnCommand == b.OwnCommand &&
 		maps.Equal(a.Env, b.Env) && a.Kind == b.Kind && a.Image == b.Image && a.DataPath == b.DataPath &&
 		maps.Equal(a.Exports, b.Exports) && a.Resources == b.Resources && a.Primary == b.Primary &&
 		a.Endpoint == b.Endpoint

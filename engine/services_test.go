@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -322,5 +323,56 @@ func TestStartDoesNotWaitForRemoteFiles(t *testing.T) {
 	must(t, err)
 	if reads != 0 {
 		t.Errorf("start read config.json %d times through a file process that is not there", reads)
+	}
+}
+
+// Issue 31: a command given with container add --command to a container .tesslate/config.json
+// names was lost at the next start, which read the file again and took its definition (no
+// command). A command the file does not give stands, for an app and a service alike, start
+// after start; one the file gives (a service's "start") wins.
+func TestOwnCommandSurvivesConfigReread(t *testing.T) {
+	ctx := context.Background()
+	p := openTest(t, t.TempDir(), "test")
+	src := writeTree(t, map[string]string{".tesslate/config.json": `{
+		"apps": {"web": {"port": 8080}},
+		"infrastructure": {"kv": {"image": "busybox", "port": 6379}}}`})
+	pr, err := p.eng.CreateProject(ctx, engine.CreateRequest{Name: "shop", FromDir: src})
+	must(t, err)
+	cmds := map[string]string{"web": serve(t), "kv": "exec httpd -f -p 6379"}
+	for name, cmd := range cmds {
+		must(t, p.eng.RemoveContainer(ctx, pr.Slug, name))
+		s := engine.ContainerSpec{Name: name, Directory: ".", Port: 8080, Command: cmd}
+		if name == "kv" {
+			s = engine.ContainerSpec{Name: name, Directory: ".", Port: 6379, Command: cmd, Kind: engine.KindService, Image: "busybox", DataPath: "/data"}
+		}
+		_, err := p.eng.AddContainer(ctx, pr.Slug, s)
+		must(t, err)
+	}
+	commands := func() map[string]string {
+		t.Helper()
+		_, views, err := p.eng.Containers(ctx, pr.Slug)
+		must(t, err)
+		got := map[string]string{}
+		for _, v := range views {
+			got[v.Name] = v.Command
+		}
+		return got
+	}
+	for start := 1; start <= 2; start++ {
+		// The local runtime runs no service: the start is refused, after the file was read.
+		if _, err := p.eng.StartProject(ctx, pr.Slug); err == nil || !strings.Contains(err.Error(), "docker mode") {
+			t.Fatalf("start %d: %v, want the refusal of a service on local", start, err)
+		}
+		if got := commands(); !maps.Equal(got, cmds) {
+			t.Fatalf("after start %d the commands are %q, want those given %q", start, got, cmds)
+		}
+	}
+	// The file gives kv a start: it wins over the one given by hand.
+	must(t, p.eng.WriteFile(ctx, pr.Slug, ".tesslate/config.json", strings.NewReader(`{
+		"apps": {"web": {"port": 8080}},
+		"infrastructure": {"kv": {"image": "busybox", "port": 6379, "start": "exec httpd -f -p 6379 -h /data"}}}`)))
+	_, _ = p.eng.StartProject(ctx, pr.Slug)
+	if got := commands(); got["kv"] != "exec httpd -f -p 6379 -h /data" || got["web"] != cmds["web"] {
+		t.Fatalf("after the file gave kv a start: %q", got)
 	}
 }

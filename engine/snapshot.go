@@ -126,16 +126,22 @@ func (o *op) failSnapshot(ctx context.Context, s Snapshot, cause error) error {
 }
 
 // rotate soft-deletes the project's ready snapshots of type t beyond the newest keep; the
-// purge removes them after the retention period.
+// purge removes them after the retention period. The project's wake point is never rotated
+// and is one of the keep (counted apart, keep 2 would keep 3): beside it the newest keep-1
+// others are kept, or keep when it is not of type t.
 func (e *Engine) rotate(ctx context.Context, p Project, t SnapshotType, keep int) {
 	snaps, err := e.store.ListSnapshots(ctx, SnapshotFilter{ProjectID: p.ID, Types: []SnapshotType{t}})
 	if err != nil {
 		e.log.Warn("rotate snapshots", "project", p.Slug, "err", err)
 		return
 	}
+	isWakePoint := func(s Snapshot) bool { return s.ID == p.HibernationSnapshot && s.Status == SnapshotReady }
 	kept := 0
+	if slices.ContainsFunc(snaps, isWakePoint) {
+		kept = 1
+	}
 	for _, s := range newestFirst(snaps) {
-		if s.Status != SnapshotReady || s.ID == p.HibernationSnapshot {
+		if s.Status != SnapshotReady || isWakePoint(s) {
 			continue
 		}
 		kept++

@@ -328,6 +328,12 @@ func (r *Runtime) create(ctx context.Context, svc service, netID string, hostPor
 		return "", fmt.Errorf("image %s (DEVSERVER_IMAGE) does not exist on the Docker Engine: build it with `make image` in the sailtui source tree, or set DEVSERVER_IMAGE to an image with a POSIX sh: %w",
 			svc.Image, engine.ErrNotFound)
 	}
+	if err != nil && svc.Service && svc.Command == "" && strings.Contains(err.Error(), "No command specified") {
+		// Docker's own words say nothing of where sailtui takes a service's command from.
+		return "", fmt.Errorf("image %s of service %s has no command of its own (no ENTRYPOINT or CMD): give the service one, "+
+			"as \"start\" of infrastructure.%s in .tesslate/config.json or with sailtui container add --service --command: %w",
+			svc.Image, svc.Name, svc.Name, engine.ErrBadInput)
+	}
 	if err != nil {
 		return "", fmt.Errorf("create container %s from image %s: %w", svc.ContainerName, svc.Image, err)
 	}

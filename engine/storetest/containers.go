@@ -33,9 +33,11 @@ func testContainers(t *testing.T, s engine.Store) {
 	checkContainers(t, s, p.ID, []engine.Container{web2, api})
 	checkConnections(t, s, p.ID, []engine.Connection{{ProjectID: p.ID, From: "web", To: "api"}})
 
-	// A service keeps what it is: kind, image, data path, exports, resources; and back to an app.
+	// A service keeps what it is: kind, image, data path, exports, resources, a command given by
+	// hand (OwnCommand); and back to an app.
 	db := engine.Container{ProjectID: p.ID, Name: "db", Directory: ".", Port: 5432, CreatedAt: t0,
 		Kind: engine.KindService, Image: "postgres:16", DataPath: "/var/lib/postgresql/data",
+		Command: "exec postgres -c fsync=off", OwnCommand: true,
 		Env:       map[string]string{"POSTGRES_DB": "app"},
 		Exports:   map[string]string{"DATABASE_URL": "postgres://${HOST}:${PORT}/${POSTGRES_DB}"},
 		Resources: engine.Resources{MemoryLimit: "1Gi", CPURequest: "100m"}}

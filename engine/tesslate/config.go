@@ -65,6 +65,10 @@ type Infra struct {
 	// Data is where the service's persistent volume is mounted (sailtui's own key; a default
 	// by image otherwise, see DataPath).
 	Data string `json:"data"`
+	// Start is the service's command, run as one sh script as an app's start is (sailtui's
+	// own key, which the platform ignores): without it the image's own command runs, and an
+	// image that has none (no ENTRYPOINT or CMD) could not be a service at all.
+	Start string `json:"start"`
 }
 
 // Resources are Kubernetes requests and limits, as quantities ("512Mi", "100m").
@@ -255,6 +259,9 @@ func (c *Config) check() error {
 				return cfgErr(key+".data", "%q is not an absolute path in the container; write e.g. \"/var/lib/postgresql/data\"", n.Data)
 			}
 		case TypeExternal:
+			if n.Start != "" {
+				return cfgErr(key+".start", "an external service runs elsewhere and nothing of it runs here, so it takes no command; remove \"start\", or make it a service container (\"type\": \"container\" with an \"image\")")
+			}
 		default:
 			return cfgErr(key+".type", "unknown type %q; write \"container\" (the default: a container of its own image) or \"external\" (a service that runs elsewhere, only its exports)", n.Type)
 		}

@@ -61,6 +61,19 @@ func TestParseConfig(t *testing.T) {
 			},
 		},
 		{
+			name: "start on infrastructure (sailtui's extension)",
+			json: `{"infrastructure": {"kv": {"image": "busybox", "port": 6379, "start": "exec httpd -f -p 6379"},
+				"db": {"image": "postgres:16"}}}`,
+			check: func(t *testing.T, c Config) {
+				if got := c.Infrastructure["kv"].Start; got != "exec httpd -f -p 6379" {
+					t.Errorf("kv start = %q", got)
+				}
+				if got := c.Infrastructure["db"].Start; got != "" {
+					t.Errorf("db without start = %q, want none (its image's own command)", got)
+				}
+			},
+		},
+		{
 			name: "empty lists",
 			json: `{"apps": {"web": {"port": null}}, "infrastructure": {}, "connections": []}`,
 			check: func(t *testing.T, c Config) {
@@ -127,6 +140,7 @@ func TestParseConfigRefuses(t *testing.T) {
 		{"connection without from", `{"apps": {"web": {}}, "connections": [{"to": "web"}]}`, "connections[0].from", "missing"},
 		{"connection to itself", `{"apps": {"web": {}}, "connections": [{"from": "web", "to": "web"}]}`, "connections[0]", "connects to itself"},
 		{"from an external", `{"apps": {"web": {}}, "infrastructure": {"x": {"type": "external"}}, "connections": [{"from": "x", "to": "web"}]}`, "connections[0].from", "is external"},
+		{"start on an external", `{"apps": {"web": {}}, "infrastructure": {"x": {"type": "external", "start": "run"}}}`, "infrastructure.x.start", "takes no command"},
 		{"duplicate in apps", `{"apps": {"web": {}, "web": {"port": 1}}}`, "apps.web", "given twice"},
 		{"duplicate across sections", `{"apps": {"db": {}}, "infrastructure": {"db": {"image": "postgres"}}}`, "infrastructure.db", "also used in apps"},
 		{"port out of range", `{"apps": {"web": {"port": 70000}}}`, "apps.web.port", "out of range"},

@@ -208,13 +208,15 @@ type containerSpec struct {
 	Resources engine.Resources  `json:"resources,omitzero"`
 	Primary   bool              `json:"primary,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"`
+	// OwnCommand rides here rather than in a column of its own: see engine.Container.
+	OwnCommand bool `json:"own_command,omitempty"`
 }
 
 // ContainerSpec is c's spec column ("" when it has none of those fields).
 func ContainerSpec(c engine.Container) string {
 	s := containerSpec{Image: c.Image, DataPath: c.DataPath, Exports: c.Exports, Resources: c.Resources,
-		Primary: c.Primary, Endpoint: c.Endpoint}
-	if s.Image == "" && s.DataPath == "" && len(s.Exports) == 0 && s.Resources.IsZero() && !s.Primary && s.Endpoint == "" {
+		Primary: c.Primary, Endpoint: c.Endpoint, OwnCommand: c.OwnCommand}
+	if s.Image == "" && s.DataPath == "" && len(s.Exports) == 0 && s.Resources.IsZero() && !s.Primary && s.Endpoint == "" && !s.OwnCommand {
 		return ""
 	}
 	b, _ := json.Marshal(s) // strings, a map of strings and a bool: cannot fail
@@ -231,6 +233,7 @@ func SetContainerSpec(c *engine.Container, col string) error {
 		return fmt.Errorf("container %s: spec: %w", c.Name, err)
 	}
 	c.Image, c.DataPath, c.Exports, c.Resources, c.Primary, c.Endpoint = s.Image, s.DataPath, s.Exports, s.Resources, s.Primary, s.Endpoint
+	c.OwnCommand = s.OwnCommand
 	return nil
 }
 
