@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A terminal session's processes end with it (issue 30, item 4): what the shell left running
+// in the background, nohup'd or as a job in a group of its own, goes when its client does.
+
+// sessionSleeps types into the remote shell a nohup'd sleep and a background job, each with
+// an argument no other test uses, waits for both to run and returns their command lines. The
+// test kills whatever of them is left when it ends.
+func sessionSleeps(t *testing.T, s *tmuxSession) []string {
+	t.Helper()
+	n := time.Now().UnixNano() % 1_000_000
+	lines := []string{fmt.Sprintf("sleep 1000.%06d", n), fmt.Sprintf("sleep 1001.%06d", n)}
+	t.Cleanup(func() {
+		for _, l := range lines {
+			for _, pid := range procsByCmdline(l) {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	s.keys(fmt.Sprintf("nohup %s >/dev/null 2>&1 & %s & echo started-$((6*7))", lines[0], lines[1]), "Enter")
+	s.waitFor("started-42")
+	for _, l := range lines {
+		for deadline := time.Now().Add(10 * time.Second); len(procsByCmdline(l)) == 0; time.Sleep(50 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%q never ran:\n%s", l, s.screen())
+			}
+		}
+	}
+	return lines
+}
+
+// procsByCmdline are the live processes (not zombies) whose command line is line.
+func procsByCmdline(line string) []int {
+	want := []byte(strings.ReplaceAll(line, " ", "\x00") + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err != nil || !bytes.Equal(b, want) {
+			continue
+		}
+		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
+			if i := bytes.LastIndexByte(st, ')'); i > 0 && len(st) > i+2 && st[i+2] == 'Z' {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// panePID is the pid of the pane's process: the client, when the line exec'd it.
+func (s *tmuxSession) panePID() int {
+	s.t.Helper()
+	out, err := exec.Command("tmux", "display-message", "-p", "-t", s.name, "#{pane_pid}").Output()
+	if err != nil {
+		s.t.Fatalf("pane pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		s.t.Fatalf("pane pid %q: %v", out, err)
+	}
+	return pid
+}
+
+// waitExited waits for the pane's process to end.
+func (s *tmuxSession) waitExited() {
+	s.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !s.exited(); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			s.t.Fatalf("the client never exited:\n%s", s.screen())
+		}
+	}
+}
+
+// checkGone fails t for each of lines still running.
+func checkGone(t *testing.T, lines []string) {
+	t.Helper()
+	for _, l := range lines {
+		if pids := procsByCmdline(l); len(pids) > 0 {
+			t.Errorf("%q still runs (pids %v) after its session's client went", l, pids)
+		}
+	}
+}
+
+// A closed terminal (SIGHUP of sailtui exec -it) ends the session: the shell's nohup'd and
+// background processes are gone by the time the client has exited, and so is its use.
+func TestCLIExecTerminalHangupEndsSession(t *testing.T) {
+	c := shellProject(t)
+	s := startTerminal(t, c, "exec "+sailtuiLine(c, "exec", "-it", "shop", "web", "--", "sh"))
+	lines := sessionSleeps(t, s)
+	if err := syscall.Kill(s.panePID(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitExited()
+	checkGone(t, lines)
+	obs := openTest(t, c.state, "observer")
+	p, err := obs.eng.Project(context.Background(), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uses, err := obs.store.ListUses(context.Background(), p.ID); err != nil || len(uses) > 0 {
+		t.Errorf("after the client's hangup, uses %+v (%v), want none", uses, err)
+	}
+}
