@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/engine/enginetest"
 )
 
 // A terminal session's processes end with it (issue 30, item 4): what the shell left running
@@ -119,4 +122,52 @@ func TestCLIExecTerminalHangupEndsSession(t *testing.T) {
 	if uses, err := obs.store.ListUses(context.Background(), p.ID); err != nil || len(uses) > 0 {
 		t.Errorf("after the client's hangup, uses %+v (%v), want none", uses, err)
 	}
+}
+
+// A client killed outright (SIGKILL) cannot end its session; the hibernation that comes next
+// does: no process of the session is left, in the deleted tree or anywhere.
+func TestCLIExecTerminalKilledClientHibernate(t *testing.T) {
+	c := shellProject(t)
+	s := startTerminal(t, c, "exec "+sailtuiLine(c, "exec", "-it", "shop", "web", "--", "sh"))
+	lines := sessionSleeps(t, s)
+	if err := syscall.Kill(s.panePID(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	s.waitExited()
+	obs := openTest(t, c.state, "observer")
+	p, err := obs.eng.Project(context.Background(), "shop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The projects directory, where the hibernated tree goes to the trash too.
+	dir := filepath.Dir(enginetest.DirsOf(obs.runtime)(p))
+	c.ok("project", "hibernate", "shop")
+	checkGone(t, lines)
+	if pids := procsIn(dir); len(pids) > 0 {
+		t.Errorf("processes %v still run in the projects' trees under %s", pids, dir)
+	}
+	if uses, err := obs.store.ListUses(context.Background(), p.ID); err != nil || len(uses) > 0 {
+		t.Errorf("after the hibernation, uses %+v (%v), want none", uses, err)
+	}
+}
+
+// procsIn are the processes whose working directory is dir or below it (deleted or not).
+func procsIn(dir string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
+		if err != nil {
+			continue
+		}
+		cwd = strings.TrimSuffix(cwd, " (deleted)")
+		if cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
