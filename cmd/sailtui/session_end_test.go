@@ -171,3 +171,39 @@ func procsIn(dir string) []int {
 	}
 	return out
 }
+
+// In docker mode a hangup of the client ends what the exec started in the container too, the
+// background processes that ignore SIGHUP included.
+func TestDockerExecTerminalHangupEndsSession(t *testing.T) {
+	t.Parallel()
+	slug := "hup-" + randSuffix(t)
+	c, _ := dockerCLI(t, slug)
+	c.ok("project", "create", slug, "--from", writeDockerSource(t), "--owner", "tester")
+	c.ok("project", "start", slug)
+	s := startTerminal(t, c, "exec "+sailtuiLine(c, "exec", "-it", slug, "web", "--", "sh"))
+	s.waitFor("/app/web $")
+	// The image's busybox has no nohup: a subshell that ignores SIGHUP is one.
+	s.keys(`(trap '' HUP; exec sleep 1000) & sleep 1001 & echo started-$((6*7))`, "Enter")
+	s.waitFor("started-42")
+	sleeps := func() []string {
+		var found []string
+		for _, l := range strings.Split(c.ok("exec", slug, "web", "--", "ps"), "\n") {
+			if strings.HasSuffix(l, "sleep 1000") || strings.HasSuffix(l, "sleep 1001") {
+				found = append(found, strings.TrimSpace(l))
+			}
+		}
+		return found
+	}
+	for deadline := time.Now().Add(10 * time.Second); len(sleeps()) < 2; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the sleeps never ran in the container: %q", sleeps())
+		}
+	}
+	if err := syscall.Kill(s.panePID(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	s.waitExited()
+	if left := sleeps(); len(left) > 0 {
+		t.Errorf("after the client's hangup, the container still runs %q", left)
+	}
+}
