@@ -17,11 +17,12 @@ import (
 )
 
 // startSession runs sleep (with an argument of its own) in a session of its own, as a terminal
-// exec's leftover would be, and kills it when the test ends.
-func startSession(t *testing.T, secs string) *exec.Cmd {
+// exec's leftover would be (in a group of its own, as a plain exec's, when group), and kills
+// it when the test ends.
+func startSession(t *testing.T, secs string, group bool) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("sleep", secs)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: !group, Setpgid: group}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -34,72 +35,89 @@ func startSession(t *testing.T, secs string) *exec.Cmd {
 	return cmd
 }
 
-func (f *fixture) terminal(argv ...string) engine.ExecResult {
+// run runs argv as an exec in web, on a terminal when terminal.
+func (f *fixture) run(terminal bool, argv ...string) engine.ExecResult {
 	f.t.Helper()
-	res, err := f.r.ExecTerminal(f.t.Context(), f.p, engine.Container{Name: "web", Directory: "."},
-		engine.ExecRequest{Argv: argv, Timeout: 20 * time.Second}, engine.Terminal{Out: io.Discard})
+	c, req := engine.Container{Name: "web", Directory: "."}, engine.ExecRequest{Argv: argv, Timeout: 20 * time.Second}
+	var res engine.ExecResult
+	var err error
+	if terminal {
+		res, err = f.r.ExecTerminal(f.t.Context(), f.p, c, req, engine.Terminal{Out: io.Discard})
+	} else {
+		res, err = f.r.Exec(f.t.Context(), f.p, c, req)
+	}
 	if err != nil {
 		f.t.Fatalf("exec -it %v: %v", argv, err)
 	}
 	return res
 }
 
-// What a terminal exec leaves running on purpose (a nohup'd process) runs until the project
-// stops, and no longer: it is in no container's group, but its session is recorded.
-func TestTerminalLeftoverEndsWithStop(t *testing.T) {
-	f := newFixture(t)
-	line := fmt.Sprintf("sleep 1002.%06d", time.Now().UnixNano()%1_000_000)
-	t.Cleanup(func() {
-		for _, pid := range cmdlinePIDs(line) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
-	// The shell waits until nohup has become sleep (it ignores SIGHUP by then): the hangup
-	// the kernel sends when the shell leaves would end nohup itself before that.
-	script := "nohup " + line + " >/dev/null 2>&1 & until [ \"$(head -c 6 /proc/$!/cmdline | tr '\\0' ' ')\" = 'sleep ' ]; do sleep 0.05; done; exit 0"
-	if res := f.terminal("sh", "-c", script); res.ExitCode != 0 {
-		t.Fatalf("exit %d", res.ExitCode)
-	}
-	if len(cmdlinePIDs(line)) == 0 {
-		t.Fatalf("%q is not running after the exec returned", line)
-	}
-	if err := f.r.StopProject(t.Context(), f.p, nil); err != nil {
-		t.Fatal(err)
-	}
-	if pids := cmdlinePIDs(line); len(pids) > 0 {
-		t.Errorf("%q (pids %v) runs on after the project stopped", line, pids)
+// What an exec leaves running on purpose (a nohup'd process), on a terminal or not, runs
+// until the project stops, and no longer: it is in no container's group, but its session or
+// group is recorded.
+func TestExecLeftoverEndsWithStop(t *testing.T) {
+	for _, terminal := range []bool{true, false} {
+		t.Run(fmt.Sprintf("terminal=%v", terminal), func(t *testing.T) {
+			f := newFixture(t)
+			line := fmt.Sprintf("sleep 1002.%06d", time.Now().UnixNano()%1_000_000)
+			t.Cleanup(func() {
+				for _, pid := range cmdlinePIDs(line) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+			// The shell waits until nohup has become sleep (it ignores SIGHUP by then): the
+			// hangup the kernel sends when a terminal's shell leaves would end nohup itself
+			// before that.
+			script := "nohup " + line + " >/dev/null 2>&1 & until [ \"$(head -c 6 /proc/$!/cmdline | tr '\\0' ' ')\" = 'sleep ' ]; do sleep 0.05; done; exit 0"
+			if res := f.run(terminal, "sh", "-c", script); res.ExitCode != 0 {
+				t.Fatalf("exit %d", res.ExitCode)
+			}
+			if len(cmdlinePIDs(line)) == 0 {
+				t.Fatalf("%q is not running after the exec returned", line)
+			}
+			if err := f.r.StopProject(t.Context(), f.p, nil); err != nil {
+				t.Fatal(err)
+			}
+			if pids := cmdlinePIDs(line); len(pids) > 0 {
+				t.Errorf("%q (pids %v) runs on after the project stopped", line, pids)
+			}
+		})
 	}
 }
 
-// A session recorded by a client that died (SIGKILL: it could not end it) is ended by the next
-// terminal exec of the project; one whose client lives is left alone.
-func TestTerminalOrphanEndsAtNextExec(t *testing.T) {
-	f := newFixture(t)
-	orphan, live := startSession(t, "1003"), startSession(t, "1004")
+// A session (or a plain exec's group) recorded by a client that died (SIGKILL: it could not
+// end it) is ended by the next exec of the project, on a terminal or not; one whose client
+// lives is left alone.
+func TestExecOrphanEndsAtNextExec(t *testing.T) {
 	self := engine.ProcessOwner()
 	// This process with another start time: a holder that is gone.
 	parts := strings.Split(self, "/")
 	gone := parts[0] + "/" + parts[1] + "/1"
-	starts := map[*exec.Cmd]uint64{}
-	for _, s := range []struct {
-		cmd   *exec.Cmd
-		owner string
-	}{{orphan, gone}, {live, self}} {
-		ticks, err := procStartTicks(s.cmd.Process.Pid)
-		if err != nil {
-			t.Fatal(err)
+	for _, terminal := range []bool{true, false} {
+		for _, group := range []bool{true, false} {
+			t.Run(fmt.Sprintf("terminal=%v,group=%v", terminal, group), func(t *testing.T) {
+				f := newFixture(t)
+				orphan, live := startSession(t, "1003", group), startSession(t, "1004", group)
+				recs := map[*exec.Cmd]sessionRecord{}
+				for cmd, owner := range map[*exec.Cmd]string{orphan: gone, live: self} {
+					ticks, err := procStartTicks(cmd.Process.Pid)
+					if err != nil {
+						t.Fatal(err)
+					}
+					recs[cmd] = sessionRecord{SID: cmd.Process.Pid, StartTicks: ticks, Group: group, Container: "web", Owner: owner}
+					if err := f.r.writeSession(f.p.Slug, recs[cmd]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				f.run(terminal, "true")
+				if recs[orphan].alive() {
+					t.Error("what a dead client's exec left runs on after the next exec")
+				}
+				if !recs[live].alive() {
+					t.Error("what a live client's exec runs was ended by another exec")
+				}
+			})
 		}
-		starts[s.cmd] = ticks
-		if err := f.r.writeSession(f.p.Slug, sessionRecord{SID: s.cmd.Process.Pid, StartTicks: ticks, Container: "web", Owner: s.owner}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	f.terminal("true")
-	if sessionAlive(orphan.Process.Pid, starts[orphan]) {
-		t.Error("the session of a dead client runs on after the next terminal exec")
-	}
-	if !sessionAlive(live.Process.Pid, starts[live]) {
-		t.Error("the session of a live client was ended by another terminal exec")
 	}
 }
 
