@@ -198,7 +198,9 @@ type Runtime interface {
 	StartContainer(ctx context.Context, p Project, c Container, spec StartSpec) (ContainerStatus, error)
 	StopContainer(ctx context.Context, p Project, c Container) error
 	ContainerStatus(ctx context.Context, p Project, c Container) (ContainerStatus, error)
-	// StopProject stops every container of the project; storage stays.
+	// StopProject stops every container of the project, and what the project's execs left
+	// running with them (a hibernation snapshots and removes the tree next: nothing may run
+	// on in it); storage stays.
 	StopProject(ctx context.Context, p Project, cs []Container) error
 	// DestroyProject removes the environment and its storage. The engine calls it only after a
 	// ready, verified snapshot of all the storage exists (invariant 1). Idempotent.

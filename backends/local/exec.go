@@ -70,6 +70,9 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 		}
 		return deref(notRun), err
 	}
+	// What an exec whose client was killed outright left running goes now, at the latest.
+	// Failing to end it is no reason to refuse this one; the project's stop tries again.
+	_ = r.endSessions(p.Slug, true)
 	out := capped.NewOutput(req.MaxOutput)
 	result := out.Result
 	cmd.Stdout, cmd.Stderr = out.Stdout, out.Stderr
@@ -113,6 +116,18 @@ func (r *Runtime) exec(ctx context.Context, p engine.Project, c engine.Container
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
+	// Recorded, so the project's stop ends what the command leaves running in its group, and
+	// the group of a client killed outright is found (see sessionRecord).
+	ticks, _ := procStartTicks(pgid)
+	rec := sessionRecord{SID: pgid, StartTicks: ticks, Group: true, Container: c.Name, Owner: engine.ProcessOwner()}
+	if err := r.writeSession(p.Slug, rec); err != nil {
+		// Unrecorded, it could outlive the project's stop: not run at all.
+		_ = killGroup(pgid, syscall.SIGKILL)
+		<-done
+		waitGroupGone(pgid)
+		return result(-1, false), fmt.Errorf("record the exec: %w", err)
+	}
+	defer r.sessionReturned(p.Slug, rec)
 
 	waitErr, timedOut, err := awaitCommand(ctx, req.Timeout, done, func() {
 		_ = killGroup(pgid, syscall.SIGKILL)

@@ -204,10 +204,16 @@ func (r *Runtime) ProjectExists(ctx context.Context, p engine.Project) (bool, er
 }
 
 // StopProject stops the containers in cs and any other container of the project that has a
-// run record, so a container the caller forgot about is not left running.
+// run record, so a container the caller forgot about is not left running, and ends every
+// recorded terminal exec session of the project with all its processes (as stopping a docker
+// container ends what its execs run): nothing of the project runs on after a stop, let alone
+// in the tree a hibernation then removes.
 func (r *Runtime) StopProject(ctx context.Context, p engine.Project, cs []engine.Container) error {
 	if err := hostfs.CheckName("project slug", p.Slug); err != nil {
 		return fmt.Errorf("stop project: %w", err)
+	}
+	if err := r.endSessions(p.Slug, false); err != nil {
+		return fmt.Errorf("stop project %s: %w", p.Slug, err)
 	}
 	names, err := r.containerNames(p.Slug, cs)
 	if err != nil {

@@ -178,6 +178,19 @@ func killSession(sid int) {
 	}
 }
 
+// sessionAlive reports whether the session led by the recorded process still has a live
+// process, by the same reasoning as groupAlive: a session id is not handed out again while a
+// process of the session lives, so when the pid runs with another start time ours is gone.
+func sessionAlive(sid int, start uint64) bool {
+	if sid <= 1 {
+		return false
+	}
+	if st, err := readProcStat(sid); err == nil && st.start != start {
+		return false
+	}
+	return len(liveProcs(func(st procStat) bool { return st.session == sid })) > 0
+}
+
 // signalGroup signals the process group of the recorded process, unless its pid now belongs to
 // another process (then the group is gone and the number is someone else's).
 func signalGroup(pid int, start uint64, sig syscall.Signal) error {

@@ -24,6 +24,7 @@ func groupHasLiveMembers(int) bool                  { return false }
 func signalGroup(int, uint64, syscall.Signal) error { return errUnsupported }
 func killGroup(int, syscall.Signal) error           { return errUnsupported }
 func killSession(int)                               {}
+func sessionAlive(int, uint64) bool                 { return false }
 func exitCode(any) (int, bool)                      { return 0, false }
 
 type groupUsage struct {

@@ -40,6 +40,9 @@ func (r *Runtime) execTerminal(ctx context.Context, p engine.Project, c engine.C
 		notRun.Stderr = nil
 		return *notRun, nil
 	}
+	// A session whose client was killed before it could end it goes now, at the latest.
+	// Failing to end it is no reason to refuse this one; the project's stop tries again.
+	_ = r.endSessions(p.Slug, true)
 	ptmx, tty, err := openPTY()
 	if err != nil {
 		return engine.ExecResult{}, fmt.Errorf("open a terminal: %w", err)
@@ -63,6 +66,18 @@ func (r *Runtime) execTerminal(ctx context.Context, p engine.Project, c engine.C
 	sid := cmd.Process.Pid
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	// Recorded, so the project's stop ends what the session leaves running, and a session
+	// whose client is killed outright is found (see sessionRecord).
+	ticks, _ := procStartTicks(sid)
+	rec := sessionRecord{SID: sid, StartTicks: ticks, Container: c.Name, Owner: engine.ProcessOwner()}
+	if err := r.writeSession(p.Slug, rec); err != nil {
+		// Unrecorded, it could outlive the project's stop: not run at all.
+		killSession(sid)
+		<-waited
+		_ = ptmx.Close()
+		return engine.ExecResult{ExitCode: -1}, fmt.Errorf("record the terminal session: %w", err)
+	}
+	defer r.sessionReturned(p.Slug, rec)
 	// Reading the terminal ends with EIO once no process holds it any more.
 	copied := make(chan struct{})
 	go func() {

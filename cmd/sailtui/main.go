@@ -29,7 +29,10 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A hangup (a closed terminal, a dropped ssh) ends a command as SIGTERM does, through its
+	// context: by default it would kill sailtui on the spot, leaving what it holds behind (a
+	// terminal exec's session running on, its use of the project recorded).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err == nil {

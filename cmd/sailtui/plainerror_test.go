@@ -10,7 +10,7 @@ import (
 func TestPlainError(t *testing.T) {
 	for in, want := range map[string]string{
 		`project "x" not found (list them with: sailtui projects ls): not found`: `project "x" not found (list them with: sailtui projects ls)`,
-		`get snapshot s: not found: not found`:                                    `get snapshot s: not found`,
+		`get snapshot s: not found: not found`:                                   `get snapshot s: not found`,
 		`--idle "x": want a duration such as 30m: invalid input`:                 `--idle "x": want a duration such as 30m`,
 		`read config: permission denied`:                                         `read config: permission denied`,
 		`snapshot s: not found`:                                                  `snapshot s: not found`,
