@@ -77,9 +77,11 @@ func (e *Engine) stale(p Project) bool {
 // winds down, and only stop ends them.
 func (e *Engine) heartbeat(ctx context.Context, o *op) (stop func()) {
 	ctx = context.WithoutCancel(ctx)
+	// Read once here: the op's own goroutine replaces o.p as it goes.
+	projectID, hold := o.p.ID, o.hold
 	return periodic.Every(ctx, max(e.cfg.OpTimeout/4, time.Second), func(bctx context.Context) {
 		// A failed beat is not fatal here (the store may be away for a moment); one that finds
 		// the hold at a newer epoch marks the op superseded, so its next step stops.
-		_ = o.noteLost(e.store.Heartbeat(bctx, o.p.ID, o.hold, e.now()))
+		_ = o.noteLost(e.store.Heartbeat(bctx, projectID, hold, e.now()))
 	})
 }
