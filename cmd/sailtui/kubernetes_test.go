@@ -103,7 +103,7 @@ func TestKubernetesEndToEnd(t *testing.T) {
 
 	// Remove the manual snapshot; the purge (as of after the retention) takes its objects.
 	c.ok("snapshot", "rm", slug, manual.ID, "--yes")
-	out := c.headless("--sweep=purge", "--as-of", time.Now().Add(31*24*time.Hour).UTC().Format(time.RFC3339))
+	out := c.headless("--sweep=purge", "--yes", "--as-of", time.Now().Add(31*24*time.Hour).UTC().Format(time.RFC3339))
 	if !strings.Contains(out, manual.ID) {
 		t.Errorf("purge summary does not name %s: %s", manual.ID, out)
 	}
