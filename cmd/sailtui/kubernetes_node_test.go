@@ -183,19 +183,18 @@ func TestKubernetesNodeStartEnsuresEnvironment(t *testing.T) {
 	owner := "refused-" + randSuffix(t)
 	slug := "ensure-" + randSuffix(t)
 	allow := refuseNamespaces(t, n, owner)
-	if r := c.run("project", "create", slug, "--owner", owner); r.code == 0 {
-		t.Fatalf("create with namespaces refused: exit 0\n%s", r.stdout)
+	if r := c.run("project", "create", slug, "--owner", owner); r.code == 0 || !strings.Contains(r.stderr, "nothing was kept") {
+		t.Fatalf("create with namespaces refused: exit %d, want a failure that says nothing was kept\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	p, _ := c.stored(slug)
-	if p.Status != "failed" {
-		t.Fatalf("after a create whose namespace was refused: %s (%s)", p.Status, p.StatusReason)
-	}
-	if r := c.run("container", "add", slug, "web", "--dir", "web", "--port", "8080", "--command", "true"); r.code == 0 || !strings.Contains(r.stderr, "project start "+slug) {
-		t.Errorf("container add to a project whose create failed: exit %d, want a refusal naming project start: %s", r.code, r.stderr)
+	// A create that failed leaves nothing (issue 31): not listed, its name free again.
+	if p, _ := c.stored(slug); p.Status != "deleted" {
+		t.Fatalf("after a create whose namespace was refused: %s (%s), want nothing left", p.Status, p.StatusReason)
 	}
 	allow()
 
+	c.ok("project", "create", slug, "--owner", owner)
 	c.ok("project", "start", slug)
+	p, _ := c.stored(slug)
 	ns := "proj-" + p.ID
 	if _, err := n.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
 		t.Fatalf("namespace after start: %v", err)

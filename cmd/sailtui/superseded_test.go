@@ -10,9 +10,9 @@ import (
 )
 
 // Fencing (issue 30) is the engine's, tested at every pause point in engine/ on the embedded
-// default. Here: the same rounds over PostgreSQL (two processes on one database, two engines
-// here), and in docker mode at the points where docker's steps differ (containers removed,
-// the pause of a snapshot walk, a restore's swap).
+// default. Here: rounds over PostgreSQL (two processes on one database, two engines here), and
+// in docker mode at the points where docker's steps differ (containers removed, the pause of a
+// snapshot walk, a restore's swap).
 
 // supersededParts wires a round over cfg: a holder and a taker, each an engine as a process of
 // its own would open it.
@@ -28,10 +28,25 @@ func supersededParts(cfg config) enginetest.SupersededParts {
 	}
 }
 
+// On PostgreSQL the fenced writes are the store's own SQL (row locks, the take-over's CTE):
+// every round where the taker still holds the op, and one pause point per operation; the
+// engine's test runs all of them on SQLite.
 func TestPostgresSupersededHolder(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.Start(t)
+	points := []enginetest.PausePoint{
+		{Kind: engine.OpHibernate, Step: "snapshot-ready"},
+		{Kind: engine.OpWake, Phase: "extract"},
+		{Kind: engine.OpRestore, Step: "target"},
+		{Kind: engine.OpSnapshot, Step: "snapshot-written"},
+		{Kind: engine.OpDelete, Step: "torn-down"},
+	}
 	for _, pt := range enginetest.PausePoints {
+		if pt.WhileTaken {
+			points = append(points, pt)
+		}
+	}
+	for _, pt := range points {
 		t.Run(pt.String(), func(t *testing.T) {
 			cfg := testConfig(t.TempDir())
 			cfg.DatabaseURL = dsn
