@@ -19,7 +19,9 @@ func ProcessOwner() string {
 }
 
 // procStart reads a process's start time (clock ticks since boot, field 22 of /proc/PID/stat).
-// Empty when unknown (not Linux, process gone).
+// Empty when unknown (not Linux, process gone) and for a zombie: a killed holder whose parent
+// has not reaped it yet (a terminal multiplexer, a shell that is itself stopped) acts no more,
+// and its uses and holds must not wait for the reaping.
 func procStart(pid int) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -33,7 +35,7 @@ func procStart(pid int) string {
 	}
 	fields := strings.Fields(s[i+1:])
 	// fields[0] is field 3 (state); field 22 is fields[19].
-	if len(fields) < 20 {
+	if len(fields) < 20 || fields[0] == "Z" || fields[0] == "X" || fields[0] == "x" {
 		return ""
 	}
 	return fields[19]
