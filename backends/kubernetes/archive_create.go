@@ -64,7 +64,7 @@ func (a *ArchiveVolumes) capture(ctx context.Context, p engine.Project, snap eng
 	ns := a.rt.Namespace(p)
 	// A restore interrupted in its swap has part of the tree in a sailtui directory, which
 	// archives leave out: finish it first, so the snapshot holds the whole tree.
-	if err := a.script(ctx, ns, mt, "recover", ""); err != nil {
+	if err := a.rt.volumeScript(ctx, ns, mt, "recover", ""); err != nil {
 		return snap, err
 	}
 	progress := engine.ProgressFrom(ctx)
@@ -72,7 +72,7 @@ func (a *ArchiveVolumes) capture(ctx context.Context, p engine.Project, snap eng
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		tarR, tarW := io.Pipe()
-		x := a.startExec(cctx, ns, mt, []string{"tar", "-c", "-f", "-", "-C", mt.dir, "."}, nil, tarW,
+		x := a.rt.startExec(cctx, ns, mt, []string{"tar", "-c", "-f", "-", "-C", mt.dir, "."}, nil, tarW,
 			func(err error) { tarW.CloseWithError(err) })
 		pk := &packer{ctx: cctx, a: a, ns: ns, mt: mt, m: ex, exec: x, progress: progress, p: p, op: snap.Type.TakenBy()}
 		err := pk.pack(tarR, w)
@@ -238,7 +238,7 @@ func (pk *packer) hardLink(tw *tar.Writer, out *tar.Header, target string) error
 	ctx, cancel := context.WithCancel(pk.ctx)
 	defer cancel()
 	r, w := io.Pipe()
-	x := pk.a.startExec(ctx, pk.ns, pk.mt, []string{"sh", "-c", hardLinkScript, "sh", pk.mt.dir, pk.mt.dir + "/" + rel}, nil, w,
+	x := pk.a.rt.startExec(ctx, pk.ns, pk.mt, []string{"sh", "-c", hardLinkScript, "sh", pk.mt.dir, pk.mt.dir + "/" + rel}, nil, w,
 		func(err error) { w.CloseWithError(err) })
 	err = func() error {
 		br := bufio.NewReader(r)

@@ -56,7 +56,7 @@ func (a *ArchiveVolumes) Restore(ctx context.Context, p engine.Project, snap eng
 				t.obj.Close()
 			}
 			if t.prepared && !t.committed {
-				_ = a.script(context.WithoutCancel(ctx), ns, t.mt, "abort", restoreToken(snap.ID))
+				_ = a.rt.volumeScript(context.WithoutCancel(ctx), ns, t.mt, "abort", restoreToken(snap.ID))
 			}
 		}
 	}()
@@ -108,7 +108,7 @@ func (a *ArchiveVolumes) stage(ctx context.Context, p engine.Project, ns string,
 		}
 		t.obj = obj
 	}
-	if err := a.script(ctx, ns, t.mt, "prepare", tok); err != nil {
+	if err := a.rt.volumeScript(ctx, ns, t.mt, "prepare", tok); err != nil {
 		return err
 	}
 	t.prepared = true
@@ -118,7 +118,7 @@ func (a *ArchiveVolumes) stage(ctx context.Context, p engine.Project, ns string,
 	// Note: busybox tar creates symlinks with ".." or an absolute target only at the end of
 	// the extraction, so the directories holding them get the time of the restore; GNU tar
 	// restores every directory time.
-	x := a.startExec(xctx, ns, t.mt, []string{"tar", "-x", "-p", "-f", "-", "-C", t.mt.dir + "/" + restoreDirPrefix + tok}, inR, io.Discard,
+	x := a.rt.startExec(xctx, ns, t.mt, []string{"tar", "-x", "-p", "-f", "-", "-C", t.mt.dir + "/" + restoreDirPrefix + tok}, inR, io.Discard,
 		func(err error) {
 			if err == nil {
 				err = errors.New("tar ended before its input")
@@ -141,7 +141,7 @@ func (a *ArchiveVolumes) stage(ctx context.Context, p engine.Project, ns string,
 	// An exec's stdin can end early with exit 0 (containerd cuts it when the remote closes an
 	// output stream), and tar takes an end of input at an entry boundary for the end of the
 	// archive: count what landed before anything is swapped in.
-	if landed, err := a.countEntries(ctx, ns, t.mt, tok); err != nil {
+	if landed, err := a.rt.countEntries(ctx, ns, t.mt, tok); err != nil {
 		return err
 	} else if landed < sent {
 		// More is fine: tar makes the parents an archive from elsewhere may not list.
@@ -154,7 +154,7 @@ func (a *ArchiveVolumes) stage(ctx context.Context, p engine.Project, ns string,
 // archive_parts.go) then gives the mount the mode and owner its archive recorded: a database
 // refuses a data directory of another user's, and the swap moves only what is inside it.
 func (a *ArchiveVolumes) commit(ctx context.Context, ns string, t *staged, tok string) error {
-	if err := a.script(ctx, ns, t.mt, "commit", tok); err != nil {
+	if err := a.rt.volumeScript(ctx, ns, t.mt, "commit", tok); err != nil {
 		return err
 	}
 	t.committed = true
@@ -246,12 +246,12 @@ func filterArchive(ctx context.Context, src io.Reader, dst io.Writer, lim archiv
 }
 
 // countEntries counts the paths under the restore's extraction directory in the pod.
-func (a *ArchiveVolumes) countEntries(ctx context.Context, ns string, mt mount, tok string) (int, error) {
+func (r *Runtime) countEntries(ctx context.Context, ns string, mt mount, tok string) (int, error) {
 	var out bytes.Buffer
 	var stderr capped.Buffer
 	stderr.Max = 4096
 	dir := mt.dir + "/" + restoreDirPrefix + tok
-	code, err := a.rt.exec.run(ctx, ns, mt.pod, mt.container, []string{"sh", "-c", `cd "$1" && find . -mindepth 1 | wc -l`, "sh", dir}, nil, &out, &stderr)
+	code, err := r.exec.run(ctx, ns, mt.pod, mt.container, []string{"sh", "-c", `cd "$1" && find . -mindepth 1 | wc -l`, "sh", dir}, nil, &out, &stderr)
 	if err == nil && code != 0 {
 		err = fmt.Errorf("exit %d: %s", code, strings.TrimSpace(stderr.String()))
 	}

@@ -203,11 +203,11 @@ func (a *ArchiveVolumes) fileManagerMount(pod string) mount {
 	return mount{pod: pod, container: FileManagerName, dir: a.rt.cfg.MountPath, what: "the file manager"}
 }
 
-// script runs swapScript on m.
-func (a *ArchiveVolumes) script(ctx context.Context, ns string, m mount, op, token string) error {
+// volumeScript runs swapScript on m.
+func (r *Runtime) volumeScript(ctx context.Context, ns string, m mount, op, token string) error {
 	var stderr capped.Buffer
 	stderr.Max = 4096
-	code, err := a.rt.exec.run(ctx, ns, m.pod, m.container, []string{"sh", "-c", swapScript, "sh", m.dir, op, token}, nil, io.Discard, &stderr)
+	code, err := r.exec.run(ctx, ns, m.pod, m.container, []string{"sh", "-c", swapScript, "sh", m.dir, op, token}, nil, io.Discard, &stderr)
 	if err != nil {
 		return fmt.Errorf("%s in %s: %w", op, m.what, err)
 	}
@@ -225,12 +225,12 @@ type execResult struct {
 
 // startExec runs argv in m's pod in the background. When it ends, its result is set before
 // done is closed, then whenEnded runs (closing the pipes it fed).
-func (a *ArchiveVolumes) startExec(ctx context.Context, ns string, m mount, argv []string, stdin io.Reader, stdout io.Writer, whenEnded func(error)) *execResult {
+func (r *Runtime) startExec(ctx context.Context, ns string, m mount, argv []string, stdin io.Reader, stdout io.Writer, whenEnded func(error)) *execResult {
 	res := &execResult{done: make(chan struct{})}
 	go func() {
 		var stderr capped.Buffer
 		stderr.Max = 4096
-		code, err := a.rt.exec.run(ctx, ns, m.pod, m.container, argv, stdin, stdout, &stderr)
+		code, err := r.exec.run(ctx, ns, m.pod, m.container, argv, stdin, stdout, &stderr)
 		if err == nil && code != 0 {
 			err = fmt.Errorf("%s in %s: exit %d: %s", argv[0], m.what, code, strings.TrimSpace(stderr.String()))
 		} else if err != nil {

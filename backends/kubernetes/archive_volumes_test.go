@@ -306,7 +306,7 @@ func TestArchiveSwapRecovers(t *testing.T) {
 			e := newArchiveEnv(t, nil)
 			mk(t, e.root, tc.files)
 			for range 2 { // recovering twice is recovering once
-				if err := e.av.script(t.Context(), "ns", e.av.fileManagerMount("pod"), "recover", ""); err != nil {
+				if err := e.av.rt.volumeScript(t.Context(), "ns", e.av.fileManagerMount("pod"), "recover", ""); err != nil {
 					t.Fatal(err)
 				}
 				if got := contents(t, e.root); got != tc.want {
