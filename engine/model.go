@@ -179,7 +179,12 @@ type Snapshot struct {
 	ReadyAt   time.Time      `json:"ready_at,omitzero"`
 	// DeletedAt is set when the snapshot is soft-deleted; the purge removes it after SnapshotRetention.
 	DeletedAt time.Time `json:"deleted_at,omitzero"`
-	SizeBytes int64     `json:"size_bytes"`
+	// SizeBytes is the data the snapshot holds as stored (an archive's bytes); 0 when its
+	// Volumes cannot tell (a CSI snapshot, of which a driver reports only CapacityBytes).
+	SizeBytes int64 `json:"size_bytes"`
+	// CapacityBytes is the size of the volume a restore of it needs (a CSI snapshot's
+	// restoreSize, usually the PVC's capacity): not data, and never shown or summed as data.
+	CapacityBytes int64 `json:"capacity_bytes,omitempty"`
 	// UnpackedBytes is what the snapshot holds unpacked (archives: the sum of the files' sizes),
 	// recorded when it is made so a restore stops as soon as an object expands past it; 0 or
 	// less when unknown (-1: recorded before sailtui kept it) or nothing to bound.
@@ -213,6 +218,7 @@ type SnapshotPart struct {
 	Name          string `json:"name"`
 	Location      string `json:"location,omitempty"`
 	SizeBytes     int64  `json:"size_bytes"`
+	CapacityBytes int64  `json:"capacity_bytes,omitempty"`
 	UnpackedBytes int64  `json:"unpacked_bytes"`
 	SHA256        string `json:"sha256,omitempty"`
 	// Absent: the service had no volume when the snapshot was taken (it was never started),
@@ -220,11 +226,22 @@ type SnapshotPart struct {
 	Absent bool `json:"absent,omitempty"`
 }
 
-// TotalBytes is the stored size of the snapshot with all of its parts.
+// TotalBytes is the stored size of the snapshot with all of its parts: data only, 0 for
+// what its Volumes report only as capacity (see TotalCapacity).
 func (s Snapshot) TotalBytes() int64 {
 	n := s.SizeBytes
 	for _, p := range s.Parts {
 		n += p.SizeBytes
+	}
+	return n
+}
+
+// TotalCapacity is the volume capacity a restore of the snapshot and all of its parts needs,
+// where that is what its Volumes report (CSI); 0 otherwise.
+func (s Snapshot) TotalCapacity() int64 {
+	n := s.CapacityBytes
+	for _, p := range s.Parts {
+		n += p.CapacityBytes
 	}
 	return n
 }

@@ -337,11 +337,11 @@ func (s Snapshot) Part(i int) Snapshot {
 	pt := s.Parts[i]
 	return Snapshot{ID: s.ID + "." + pt.Name, ProjectID: s.ProjectID, Owner: s.Owner, Type: s.Type,
 		Label: s.Label, Status: s.Status, CreatedAt: s.CreatedAt, Backend: s.Backend,
-		Location: pt.Location, SizeBytes: pt.SizeBytes, UnpackedBytes: pt.UnpackedBytes, SHA256: pt.SHA256}
+		Location: pt.Location, SizeBytes: pt.SizeBytes, CapacityBytes: pt.CapacityBytes, UnpackedBytes: pt.UnpackedBytes, SHA256: pt.SHA256}
 }
 
 // SetPart records sub, the result of storing part i (see Part), in s.
 func (s *Snapshot) SetPart(i int, sub Snapshot) {
 	pt := &s.Parts[i]
-	pt.Location, pt.SizeBytes, pt.UnpackedBytes, pt.SHA256 = sub.Location, sub.SizeBytes, sub.UnpackedBytes, sub.SHA256
+	pt.Location, pt.SizeBytes, pt.CapacityBytes, pt.UnpackedBytes, pt.SHA256 = sub.Location, sub.SizeBytes, sub.CapacityBytes, sub.UnpackedBytes, sub.SHA256
 }

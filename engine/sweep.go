@@ -71,6 +71,9 @@ type SweepReport struct {
 	// Purge results.
 	Purged     []SweepItem `json:"purged"`
 	FreedBytes int64       `json:"freed_bytes"`
+	// FreedCapacityBytes is the volume capacity of purged snapshots whose data size their
+	// Volumes cannot tell (CSI): what a restore of them would have needed, not bytes freed.
+	FreedCapacityBytes int64 `json:"freed_capacity_bytes,omitempty"`
 	// Leftovers is what the purge removed of writes that never finished (temporary archives
 	// of killed writers, abandoned multipart uploads), when the volumes can tell.
 	Leftovers *Leftovers `json:"leftovers,omitempty"`
@@ -464,7 +467,8 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 		}
 		if opts.DryRun {
 			rep.Purged = append(rep.Purged, item)
-			rep.FreedBytes += s.SizeBytes
+			rep.FreedBytes += s.TotalBytes()
+			rep.FreedCapacityBytes += s.TotalCapacity()
 			continue
 		}
 		if err := e.volumes.Delete(ctx, s); err != nil {
@@ -478,7 +482,8 @@ func (e *Engine) SweepPurge(ctx context.Context, opts SweepOptions) (rep SweepRe
 			continue
 		}
 		rep.Purged = append(rep.Purged, item)
-		rep.FreedBytes += s.SizeBytes
+		rep.FreedBytes += s.TotalBytes()
+		rep.FreedCapacityBytes += s.TotalCapacity()
 	}
 	if lc, ok := e.volumes.(LeftoverCleaner); ok && !opts.DryRun && ctx.Err() == nil {
 		// A write silent for the op timeout has no operation left to finish it: its holder

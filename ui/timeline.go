@@ -185,6 +185,9 @@ func (t *timelinePane) cells(s engine.Snapshot) []cell {
 	if total := s.TotalBytes(); total > 0 {
 		// With the service volumes it holds besides the files; the dialogs name them.
 		size = txt(bytesText(total), &th.Value)
+	} else if c := s.TotalCapacity(); c > 0 {
+		// A CSI driver tells the volume a restore needs, not the data: not shown as data.
+		size = txt(bytesText(c)+" vol", &th.Muted)
 	}
 	return []cell{
 		label,
@@ -206,8 +209,10 @@ func (t *timelinePane) describeSnapshot(s engine.Snapshot) string {
 	parts := []string{string(s.Type), string(s.Status)}
 	if s.TotalBytes() > 0 {
 		parts = append(parts, bytesText(s.TotalBytes()))
+	} else if c := s.TotalCapacity(); c > 0 {
+		parts = append(parts, "data size unknown, restores into "+bytesText(c)+" of volume")
 	}
-	if len(s.Parts) > 0 {
+	if len(s.Parts) > 0 && s.TotalBytes() > 0 {
 		held := []string{"files " + bytesText(s.SizeBytes)}
 		for _, pt := range s.Parts {
 			held = append(held, pt.Name+" "+bytesText(pt.SizeBytes))

@@ -55,7 +55,11 @@ func (t *timelinePane) createOp(label string) tea.Cmd {
 		if err != nil {
 			return opResult{err: err}
 		}
-		return opResult{info: fmt.Sprintf("snapshot “%s” of %s is ready (%s)", s.Label, p.Slug, bytesText(s.SizeBytes))}
+		size := bytesText(s.TotalBytes())
+		if s.TotalBytes() == 0 && s.TotalCapacity() > 0 {
+			size = bytesText(s.TotalCapacity()) + " of volume"
+		}
+		return opResult{info: fmt.Sprintf("snapshot “%s” of %s is ready (%s)", s.Label, p.Slug, size)}
 	}})
 }
 

@@ -227,7 +227,7 @@ func (s *Snapshots) waitOne(ctx context.Context, snap engine.Snapshot) (engine.S
 		}
 		loc.content = *ready.Status.BoundVolumeSnapshotContentName
 		if ready.Status.RestoreSize != nil {
-			snap.SizeBytes = ready.Status.RestoreSize.Value()
+			snap.CapacityBytes = ready.Status.RestoreSize.Value()
 		}
 	}
 	content, err := contents.Get(ctx, loc.content, metav1.GetOptions{})
@@ -242,8 +242,10 @@ func (s *Snapshots) waitOne(ctx context.Context, snap engine.Snapshot) (engine.S
 			return snap, err
 		}
 	}
-	if snap.SizeBytes == 0 && content.Status.RestoreSize != nil {
-		snap.SizeBytes = *content.Status.RestoreSize
+	// restoreSize is the size of the volume a restore needs (drivers report the source PVC's
+	// capacity), not the data the snapshot holds: capacity, never shown as data.
+	if snap.CapacityBytes == 0 && content.Status.RestoreSize != nil {
+		snap.CapacityBytes = *content.Status.RestoreSize
 	}
 	snap.Location = loc.String()
 	// Ready as engine.Volumes promises (the engine stamps ReadyAt with its clock).

@@ -13,13 +13,13 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error, unpacked_bytes, parts`
+	size_bytes, sha256, location, backend, error, unpacked_bytes, parts, capacity_bytes`
 
 func scanSnapshot(row pgx.Row) (engine.Snapshot, error) {
 	var s engine.Snapshot
 	var parts string
 	err := row.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &s.CreatedAt, &s.ReadyAt,
-		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts)
+		&s.DeletedAt, &s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts, &s.CapacityBytes)
 	if err != nil {
 		return engine.Snapshot{}, err
 	}
@@ -40,10 +40,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 	}
 	insert := func(ctx context.Context, db execer) error {
 		_, err := db.Exec(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			snap.CreatedAt, snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
+			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.CapacityBytes)
 		return badInput(sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "snapshot", snap.ProjectID))
 	}
 	if sqlstore.OnTimeline(snap) || by.OpID != "" {
@@ -94,14 +94,14 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot, by eng
 	update := func(ctx context.Context, db execer) error {
 		q := `UPDATE snapshots SET owner = $2, type = $3, label = $4, status = $5,
 			created_at = $6, ready_at = $7, deleted_at = $8, size_bytes = $9, sha256 = $10, location = $11,
-			backend = $12, error = $13, unpacked_bytes = $14, parts = $15
+			backend = $12, error = $13, unpacked_bytes = $14, parts = $15, capacity_bytes = $16
 		WHERE id = $1`
 		args := []any{snap.ID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status), snap.CreatedAt,
 			snap.ReadyAt, snap.DeletedAt, snap.SizeBytes, snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes,
-			sqlstore.SnapshotParts(snap)}
+			sqlstore.SnapshotParts(snap), snap.CapacityBytes}
 		if by.OpID != "" {
 			// The fence is the project the row belongs to, whatever the caller says it is.
-			q += ` AND project_id = $16`
+			q += ` AND project_id = $17`
 			args = append(args, snap.ProjectID)
 		}
 		tag, err := db.Exec(ctx, q, args...)

@@ -12,14 +12,14 @@ import (
 )
 
 const snapshotCols = `id, project_id, owner, type, label, status, created_at, ready_at, deleted_at,
-	size_bytes, sha256, location, backend, error, unpacked_bytes, parts`
+	size_bytes, sha256, location, backend, error, unpacked_bytes, parts, capacity_bytes`
 
 func scanSnapshot(sc scanner) (engine.Snapshot, error) {
 	var s engine.Snapshot
 	var created, ready, deleted int64
 	var parts string
 	err := sc.Scan(&s.ID, &s.ProjectID, &s.Owner, &s.Type, &s.Label, &s.Status, &created, &ready, &deleted,
-		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts)
+		&s.SizeBytes, &s.SHA256, &s.Location, &s.Backend, &s.Error, &s.UnpackedBytes, &parts, &s.CapacityBytes)
 	if err != nil {
 		return engine.Snapshot{}, err
 	}
@@ -48,10 +48,10 @@ func (s *Store) InsertSnapshot(ctx context.Context, snap engine.Snapshot, maxMan
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO snapshots (`+snapshotCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			snap.ID, snap.ProjectID, snap.Owner, string(snap.Type), snap.Label, string(snap.Status),
 			toMicros(snap.CreatedAt), toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes,
-			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap))
+			snap.SHA256, snap.Location, snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.CapacityBytes)
 		return sqlstore.InsertRefused(err, isUnique(err), isForeignKey(err), "snapshot", snap.ProjectID)
 	})
 	if err != nil {
@@ -82,11 +82,11 @@ func (s *Store) UpdateSnapshot(ctx context.Context, snap engine.Snapshot, by eng
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		q := `UPDATE snapshots SET owner = ?, type = ?, label = ?, status = ?,
 				created_at = ?, ready_at = ?, deleted_at = ?, size_bytes = ?, sha256 = ?, location = ?,
-				backend = ?, error = ?, unpacked_bytes = ?, parts = ?
+				backend = ?, error = ?, unpacked_bytes = ?, parts = ?, capacity_bytes = ?
 			WHERE id = ?`
 		args := []any{snap.Owner, string(snap.Type), snap.Label, string(snap.Status), toMicros(snap.CreatedAt),
 			toMicros(snap.ReadyAt), toMicros(snap.DeletedAt), snap.SizeBytes, snap.SHA256, snap.Location,
-			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.ID}
+			snap.Backend, snap.Error, snap.UnpackedBytes, sqlstore.SnapshotParts(snap), snap.CapacityBytes, snap.ID}
 		if by.OpID != "" {
 			// The fence is the project the row belongs to, whatever the caller says it is.
 			if err := checkHold(ctx, tx, snap.ProjectID, by); err != nil {

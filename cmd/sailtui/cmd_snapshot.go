@@ -25,10 +25,18 @@ type snapshotRow struct {
 	// total_bytes counts them all.
 	Parts      []engine.SnapshotPart `json:"parts,omitempty"`
 	TotalBytes int64                 `json:"total_bytes"`
+	// CapacityBytes (total_capacity_bytes with the parts) is what a CSI driver reports: the
+	// volume a restore needs, not data; size_bytes is then 0.
+	CapacityBytes      int64 `json:"capacity_bytes,omitempty"`
+	TotalCapacityBytes int64 `json:"total_capacity_bytes,omitempty"`
 }
 
-// sizeOf is a snapshot's size for tables: the total, and what each part holds when it has parts.
+// sizeOf is a snapshot's size for tables: the total, and what each part holds when it has
+// parts. What is known only as volume capacity (CSI) says so.
 func (r snapshotRow) sizeOf() string {
+	if r.TotalBytes == 0 && r.TotalCapacityBytes > 0 {
+		return capacityText(r.TotalCapacityBytes)
+	}
 	if len(r.Parts) == 0 {
 		return size(r.TotalBytes)
 	}
@@ -39,10 +47,13 @@ func (r snapshotRow) sizeOf() string {
 	return size(r.TotalBytes) + " (" + strings.Join(parts, ", ") + ")"
 }
 
+// capacityText words a volume capacity so that it is not read as data.
+func capacityText(n int64) string { return size(n) + " volume" }
+
 func snapRow(s engine.Snapshot) snapshotRow {
 	r := snapshotRow{ID: s.ID, Label: s.Label, Type: string(s.Type), Status: string(s.Status),
 		CreatedAt: s.CreatedAt.UTC().Format("2006-01-02T15:04:05Z07:00"), SizeBytes: s.SizeBytes, SHA256: s.SHA256, Error: s.Error,
-		Parts: s.Parts, TotalBytes: s.TotalBytes()}
+		Parts: s.Parts, TotalBytes: s.TotalBytes(), CapacityBytes: s.CapacityBytes, TotalCapacityBytes: s.TotalCapacity()}
 	if !s.DeletedAt.IsZero() {
 		r.DeletedAt = s.DeletedAt.UTC().Format("2006-01-02T15:04:05Z07:00")
 	}

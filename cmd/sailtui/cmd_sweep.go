@@ -129,6 +129,10 @@ func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
 				freed = "would free"
 			}
 			fmt.Fprintf(tw, "%s\t%s\n", freed, size(rep.FreedBytes))
+			if rep.FreedCapacityBytes > 0 {
+				// CSI drivers report a snapshot's volume capacity, not its data.
+				fmt.Fprintf(tw, "%s\t%s of volume capacity (data size not known)\n", freed, size(rep.FreedCapacityBytes))
+			}
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // Issue 31, item 2: in local mode piped input reaches the command (it was dropped, exit 0), and
@@ -176,5 +178,54 @@ func TestCLIDisconnectDeclaredInConfig(t *testing.T) {
 		check(t, c.run("disconnect", "declared", "web", "api"))
 	if ls := c.ok("containers", "ls", "declared"); !strings.Contains(ls, "web → api") {
 		t.Errorf("the refused disconnect removed the connection:\n%s", ls)
+	}
+}
+
+// Issue 31, item 6: a CSI driver reports a snapshot's volume capacity (restoreSize), not the
+// data it holds. The timeline labels it as volume, JSON keeps it apart from size_bytes and
+// total_bytes, and a purge does not count it as bytes freed.
+func TestCLISnapshotCapacityIsNotData(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "vol")
+	obs := openTest(t, c.state, "observer")
+	ctx := t.Context()
+	p, err := obs.eng.Project(ctx, "vol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := time.Now().Add(-40 * 24 * time.Hour)
+	snap := engine.Snapshot{ID: "csi-made", ProjectID: p.ID, Owner: p.Owner, Type: engine.SnapshotManual, Label: "on csi",
+		Status: engine.SnapshotReady, CreatedAt: taken, ReadyAt: taken, CapacityBytes: 5 << 30, Backend: "csi",
+		Location: "proj-x/snap-csi-made/content-x"}
+	if err := obs.store.InsertSnapshot(ctx, snap, 0, engine.Hold{}); err != nil {
+		t.Fatal(err)
+	}
+	if out := c.ok("snapshot", "ls", "vol"); !strings.Contains(out, "5.0 GiB volume") {
+		t.Errorf("snapshot ls shows a capacity as if it were data:\n%s", out)
+	}
+	var rows []struct {
+		SizeBytes          int64 `json:"size_bytes"`
+		TotalBytes         int64 `json:"total_bytes"`
+		TotalCapacityBytes int64 `json:"total_capacity_bytes"`
+	}
+	c.json(&rows, "snapshot", "ls", "vol")
+	if len(rows) != 1 || rows[0].SizeBytes != 0 || rows[0].TotalBytes != 0 || rows[0].TotalCapacityBytes != 5<<30 {
+		t.Errorf("snapshot ls -o json: %+v, want sizes 0 and total_capacity_bytes %d", rows, 5<<30)
+	}
+	snap.Status, snap.DeletedAt = engine.SnapshotDeleted, taken.Add(time.Hour)
+	if err := obs.store.UpdateSnapshot(ctx, snap, engine.Hold{}); err != nil {
+		t.Fatal(err)
+	}
+	out := c.ok("sweep", "purge", "--dry-run")
+	if !regexp.MustCompile(`would free +- *\n`).MatchString(out) || !strings.Contains(out, "5.0 GiB of volume capacity") {
+		t.Errorf("sweep purge --dry-run counts a capacity as freed data, or says nothing of it:\n%s", out)
+	}
+	var rep struct {
+		FreedBytes         int64 `json:"freed_bytes"`
+		FreedCapacityBytes int64 `json:"freed_capacity_bytes"`
+	}
+	c.json(&rep, "sweep", "purge", "--dry-run")
+	if rep.FreedBytes != 0 || rep.FreedCapacityBytes != 5<<30 {
+		t.Errorf("sweep purge --dry-run -o json: %+v, want freed_bytes 0, freed_capacity_bytes %d", rep, 5<<30)
 	}
 }

@@ -43,7 +43,7 @@ func PurgeFreesStorage(t *testing.T, eng *engine.Engine, store engine.Store, obj
 	}
 	var size int64
 	for _, e := range expired {
-		size += e.SizeBytes
+		size += e.TotalBytes()
 	}
 	rep, err := eng.SweepPurge(ctx, engine.SweepOptions{AsOf: time.Now().Add(29 * 24 * time.Hour)})
 	if err != nil || len(rep.Purged) != 0 {

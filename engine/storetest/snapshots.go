@@ -49,10 +49,10 @@ func testSnapshotRoundTrip(t *testing.T, s engine.Store) {
 	checkSnapshot(t, "inserted snapshot", got, snap)
 
 	snap.Status, snap.ReadyAt, snap.SizeBytes = engine.SnapshotReady, t0.Add(3*time.Second), 5<<30
-	snap.SHA256 = strings.Repeat("ab", 32)
+	snap.SHA256, snap.CapacityBytes = strings.Repeat("ab", 32), 10<<30
 	snap.Location, snap.Label, snap.Error = "snapshots/x.tar.zst", "relabelled", "warning: slow"
 	snap.Parts = []engine.SnapshotPart{{Name: "db", Location: "snapshots/x.db.tar.zst", SizeBytes: 7, UnpackedBytes: 70,
-		SHA256: strings.Repeat("cd", 32)}, {Name: "cache", SizeBytes: 0, UnpackedBytes: -1}}
+		SHA256: strings.Repeat("cd", 32)}, {Name: "cache", SizeBytes: 0, CapacityBytes: 1 << 30, UnpackedBytes: -1}}
 	noErr(t, "UpdateSnapshot", s.UpdateSnapshot(t.Context(), snap, engine.Hold{}))
 	got, err = s.GetSnapshot(t.Context(), snap.ID)
 	noErr(t, "GetSnapshot", err)
