@@ -71,6 +71,9 @@ func describeHeader(p Project, views []ContainerView, conns []Connection) string
 		if url != "" {
 			fmt.Fprintf(&b, ", %s", url)
 		}
+		if v.Status.RouteProblem != "" {
+			fmt.Fprintf(&b, " (not served: %s)", v.Status.RouteProblem)
+		}
 		b.WriteString("\n")
 	}
 	for _, cn := range conns {

@@ -46,6 +46,12 @@ type ArchiveInventory interface {
 	ArchiveKey(s Snapshot) (string, error)
 }
 
+// SetupChecker is offered by runtimes that can tell whether the setup they run in serves
+// projects as configured (kubernetes: the Ingress class exists), for the doctor.
+type SetupChecker interface {
+	CheckSetup(ctx context.Context) []Finding
+}
+
 // Reaper is offered by runtimes that delete torn-down trees in the background, once moved
 // into a trash area (after the snapshot that holds them was verified: invariant 1).
 type Reaper interface {
@@ -162,6 +168,9 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 		rep.Findings = append(rep.Findings, fs...)
 	} else {
 		rep.Unsupported = append(rep.Unsupported, "archives ("+e.volumes.Name()+" snapshots)")
+	}
+	if sc, ok := e.runtime.(SetupChecker); ok {
+		rep.Findings = append(rep.Findings, sc.CheckSetup(ctx)...)
 	}
 	if r, ok := e.runtime.(Reaper); ok {
 		if f, ok := e.checkTrash(ctx, r, fix); ok {

@@ -316,10 +316,13 @@ type ContainerStatus struct {
 	LocalURL string `json:"local_url,omitempty"`
 	// Unrouted says that no router is known to serve URL (docker mode without a Traefik
 	// container configured): LocalURL is then the address that works, and what tables show.
-	Unrouted  bool      `json:"unrouted,omitempty"`
-	PID       int       `json:"pid,omitempty"`
-	StartedAt time.Time `json:"started_at,omitzero"`
-	ExitCode  int       `json:"exit_code,omitempty"`
+	Unrouted bool `json:"unrouted,omitempty"`
+	// RouteProblem says why nothing serves URL although the container runs, when the runtime
+	// can tell (kubernetes: the cluster has no such Ingress class).
+	RouteProblem string    `json:"route_problem,omitempty"`
+	PID          int       `json:"pid,omitempty"`
+	StartedAt    time.Time `json:"started_at,omitzero"`
+	ExitCode     int       `json:"exit_code,omitempty"`
 	// PortAnswers says whether the running container accepted a connection on its port when
 	// Engine.ProbeContainers looked (PortProber); nil when nothing was probed (not running, or a
 	// runtime that cannot tell). A URL is live only when it is true.

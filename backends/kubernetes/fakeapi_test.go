@@ -88,10 +88,14 @@ func parseAPIPath(p string) (gv schema.GroupVersion, ns, resource, name string, 
 }
 
 // kindOf is the kind of resource in gv ("" when the scheme has none): its plural is the kind
-// with an s, as it is for every kind these tests serve.
+// with an s (es after an s), as it is for every kind these tests serve.
 func kindOf(gv schema.GroupVersion, resource string) string {
 	for gvk := range kubeclient.Scheme.AllKnownTypes() {
-		if gvk.GroupVersion() == gv && strings.ToLower(gvk.Kind)+"s" == resource {
+		plural := strings.ToLower(gvk.Kind) + "s"
+		if strings.HasSuffix(gvk.Kind, "s") {
+			plural = strings.ToLower(gvk.Kind) + "es"
+		}
+		if gvk.GroupVersion() == gv && plural == resource {
 			return gvk.Kind
 		}
 	}

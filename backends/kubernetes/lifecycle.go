@@ -35,7 +35,7 @@ func (r *Runtime) EnsureProject(ctx context.Context, p engine.Project) error {
 			return fmt.Errorf("ensure project %s: sweeper role binding: %w", p.Slug, err)
 		}
 	}
-	for _, warning := range []string{r.ensureTLSSecret(ctx, p), r.ensurePullSecret(ctx, p)} {
+	for _, warning := range []string{r.ensureTLSSecret(ctx, p), r.ensurePullSecret(ctx, p), r.routeProblem(ctx)} {
 		if report := engine.ProgressFrom(ctx); warning != "" && report != nil {
 			report(engine.Progress{Phase: "warning: " + warning})
 		}
@@ -273,6 +273,9 @@ func (r *Runtime) statusOf(ctx context.Context, p engine.Project, c engine.Conta
 		}
 	case d.Status.AvailableReplicas > 0 && d.Status.ObservedGeneration >= d.Generation:
 		st.State = engine.ContainerRunning
+		if st.URL != "" {
+			st.RouteProblem = r.routeProblem(ctx)
+		}
 		for _, cond := range d.Status.Conditions {
 			if cond.Type == appsv1.DeploymentAvailable {
 				st.StartedAt = cond.LastTransitionTime.UTC()

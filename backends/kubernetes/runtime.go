@@ -221,9 +221,10 @@ func CheckSweeper(s string) error {
 
 // Runtime is the kubernetes engine.Runtime.
 type Runtime struct {
-	cfg  Config
-	kube *kubeclient.Clientset
-	exec executor
+	cfg          Config
+	kube         *kubeclient.Clientset
+	exec         executor
+	ingressClass ingressClassCheck
 }
 
 var (

@@ -297,6 +297,13 @@ func containersCmd(a *app) *cobra.Command {
 					rows[i].Uptime = time.Since(v.Status.StartedAt).Round(time.Second).String()
 				}
 			}
+			for _, v := range views {
+				if why := v.Status.RouteProblem; why != "" {
+					// Once, not per row: it is the cluster's, not a container's.
+					defer fmt.Fprintf(cmd.ErrOrStderr(), "note: URLs marked (not served): %s\n", printable(why))
+					break
+				}
+			}
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tLIVE\tURL\tUPTIME\tCPU\tMEM")
 				for i, r := range rows {
@@ -311,6 +318,8 @@ func containersCmd(a *app) *cobra.Command {
 					url := r.URL
 					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
 						url = st.LocalURL // the route would not resolve: no router is configured
+					} else if st.RouteProblem != "" {
+						url += " (not served)" // why: once, on stderr
 					}
 					name := r.Name
 					if r.Primary {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -163,6 +165,14 @@ func TestKubernetesTLSSecretWarnedAndCopied(t *testing.T) {
 	}
 	if desc := c.ok("project", "describe", slug); !strings.Contains(desc, "TLS secret wild") {
 		t.Errorf("describe does not warn about the missing TLS secret:\n%s", desc)
+	}
+	// No ingress controller's class either (issue 31): nothing would serve the URLs.
+	if !strings.Contains(r.stderr, `warning: the cluster has no IngressClass "nginx"`) {
+		t.Errorf("create in a cluster without the Ingress class: want a warning naming it:\n%s", r.stderr)
+	}
+	class := &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "nginx"}, Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx"}}
+	if _, err := cl.Client.NetworkingV1().IngressClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
 	}
 
 	src := "tls-src-" + randSuffix(t)

@@ -72,6 +72,11 @@ func (g NetworkingV1) Ingresses(namespace string) *ListedResource[*networkingv1.
 	return resource[networkingv1.Ingress, networkingv1.IngressList](g.group, "ingresses", namespace)
 }
 
+// IngressClasses is the client of the cluster's ingress classes.
+func (g NetworkingV1) IngressClasses() *ListedResource[*networkingv1.IngressClass, *networkingv1.IngressClassList] {
+	return resource[networkingv1.IngressClass, networkingv1.IngressClassList](g.group, "ingressclasses", "")
+}
+
 // NetworkPolicies is the client of namespace's network policies.
 func (g NetworkingV1) NetworkPolicies(namespace string) *ListedResource[*networkingv1.NetworkPolicy, *networkingv1.NetworkPolicyList] {
 	return resource[networkingv1.NetworkPolicy, networkingv1.NetworkPolicyList](g.group, "networkpolicies", namespace)
