@@ -82,6 +82,11 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 			st.StartedAt = t
 		}
 		st.HostPort = hostPort(ins)
+		if isService(c, ins) {
+			// Not routed, and no HTTP server as a rule (a database): no URL, only the port
+			// it is published on, which probes and clients of this machine use.
+			break
+		}
 		if st.HostPort > 0 {
 			st.LocalURL = r.localURL(st.HostPort)
 		}
@@ -105,6 +110,12 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		}
 	}
 	return st
+}
+
+// isService says whether the container is a service container: by its record, or by its
+// label when the caller knows only its name (Describe of what the engine holds).
+func isService(c engine.Container, ins *container.InspectResponse) bool {
+	return c.IsService() || (ins.Config != nil && ins.Config.Labels[LabelKind] == string(engine.KindService))
 }
 
 // containerPort is the port the container was made to serve (its one exposed port).
