@@ -19,7 +19,8 @@ import (
 )
 
 // ContainerStatus reports the container as the engine sees it: running (with its published
-// port and URLs), exited (with its exit code), or stopped when there is no container. A
+// port and URLs), exited (with its exit code), stopped when there is no container, or missing
+// when there is none but sailtui started it and did not stop it (removed by hand: started.go). A
 // container paused for a snapshot in progress is running, with a detail that says so; one left
 // paused by a sailtui that died mid-snapshot is unpaused first (see PauseProject).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
@@ -58,6 +59,10 @@ func (r *Runtime) statusPaused(p engine.Project, c engine.Container, ins *contai
 
 func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.InspectResponse) engine.ContainerStatus {
 	st := engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}
+	if ins == nil && r.wasStarted(p, c.Name) {
+		st.State, st.Detail = engine.ContainerMissing, missingDetail(p, r.containerName(p, c))
+		return st
+	}
 	if ins == nil || ins.State == nil {
 		return st
 	}
