@@ -16,10 +16,11 @@ VERSION      ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 GOTEST       := $(GO) test -count=1
 # Debian packages the tests and benchmarks call: tmux (console tests), git (template clones),
 # zstd + tar (the archive benchmark's baseline), postgresql (server binaries for the store tests),
-# busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh).
+# busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh),
+# wget (the dev-server image's HTTP client; `make image` also fetches Debian's busybox package).
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
 # containerd of its own, never the system's).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static docker-compose containerd runc containernetworking-plugins
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins
 
 .PHONY: cluster cluster-down node-tool k9s
 .PHONY: image
@@ -36,8 +37,8 @@ run: build
 	$(BIN) --demo --state-dir $(DEMO_STATE)
 
 ## image: the dev-server image docker mode runs (DEVSERVER_IMAGE, default tesslate-devserver:latest):
-## FROM scratch, a static sailtui (devserver), a static busybox (sh and its tools) and tmux, built
-## on the local Docker Engine from this tree, nothing pulled; the image the docker tests build.
+## FROM scratch, a static sailtui (devserver), Debian's busybox (sh and its tools), tmux and wget,
+## built on the local Docker Engine from this tree, nothing pulled from a registry.
 DEVSERVER_IMAGE ?= tesslate-devserver:latest
 image: deps
 	$(GO) run ./backends/docker/dockertest/mkimage --tag $(DEVSERVER_IMAGE)

@@ -37,6 +37,26 @@ type Inventory interface {
 	Environments(ctx context.Context) ([]Environment, error)
 }
 
+// ContainerInventory is offered by runtimes whose containers, once removed outside sailtui,
+// stay gone (docker: a container removed by hand; a pod's Deployment makes it again), so the
+// doctor can report the containers of active projects that should run and are missing.
+type ContainerInventory interface {
+	// MissingContainers lists the containers the runtime started and did not stop whose
+	// runtime object is gone.
+	MissingContainers(ctx context.Context) ([]MissingContainer, error)
+}
+
+// MissingContainer is a container its runtime started and finds gone.
+type MissingContainer struct {
+	ProjectID string
+	// Slug is the project's slug when it was started; Container its name in the project,
+	// Name the runtime's own name for it.
+	Slug      string
+	Container string
+	Name      string
+	StartedAt time.Time
+}
+
 // ArchiveInventory is offered by Volumes that keep snapshots as objects, so the doctor can
 // find objects of no snapshot and snapshots whose object is gone.
 type ArchiveInventory interface {
@@ -160,6 +180,13 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 	} else {
 		rep.Unsupported = append(rep.Unsupported, "orphan-environment ("+e.runtime.Mode()+" runtime)")
 	}
+	if ci, ok := e.runtime.(ContainerInventory); ok {
+		fs, err := e.checkMissingContainers(ctx, ci, liveIDs, fix)
+		if err != nil {
+			return rep, err
+		}
+		rep.Findings = append(rep.Findings, fs...)
+	}
 	if ai, ok := e.volumes.(ArchiveInventory); ok {
 		fs, err := e.checkArchives(ctx, ai, ps)
 		if err != nil {
@@ -181,6 +208,42 @@ func (e *Engine) Doctor(ctx context.Context, fix bool) (DoctorReport, error) {
 		return compareStrings(a.Check+"\x00"+a.Project+"\x00"+a.Detail, b.Check+"\x00"+b.Project+"\x00"+b.Detail)
 	})
 	return rep, nil
+}
+
+// checkMissingContainers reports the containers of active projects that their runtime
+// started and finds gone (removed by hand). The fix starts each again, as `container start`
+// would: it deletes nothing, and puts back what the project ran before. A project that an
+// operation holds, or that is not active, is left to that operation (a hibernation's stop
+// forgets what it stops).
+func (e *Engine) checkMissingContainers(ctx context.Context, ci ContainerInventory, live map[string]Project, fix bool) ([]Finding, error) {
+	ms, err := ci.MissingContainers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("doctor: list missing containers: %w", err)
+	}
+	var out []Finding
+	for _, m := range ms {
+		p, ok := live[m.ProjectID]
+		if !ok || p.Status != StatusActive || p.OpID != "" {
+			continue
+		}
+		if _, _, err := e.container(ctx, p.ID, m.Container); errors.Is(err, ErrNotFound) {
+			continue // no longer the project's: nothing to start
+		}
+		f := Finding{Check: "missing-container", Project: p.Slug, Fixable: true,
+			Detail: fmt.Sprintf("container %s is gone: its %s container %s, started %s, was removed outside sailtui; it does not run",
+				m.Container, e.runtime.Mode(), m.Name, m.StartedAt.Format(time.RFC3339)),
+			Fix: "sailtui project start " + p.Slug + " recreates it (or: sailtui container start " + p.Slug + " " + m.Container +
+				"; sailtui doctor --fix does that)"}
+		if fix {
+			if _, err := e.StartContainer(ctx, p.ID, m.Container); err != nil {
+				f.Error = err.Error()
+			} else {
+				f.Fixed = true
+			}
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // checkTrash reports torn-down trees that wait in the trash longer than a background delete

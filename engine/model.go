@@ -346,6 +346,10 @@ const (
 	ContainerExited   ContainerState = "exited"
 	ContainerStarting ContainerState = "starting"
 	ContainerUnknown  ContainerState = "unknown"
+	// ContainerMissing is a container its runtime started and did not stop whose runtime
+	// object is gone (docker: removed by hand): it was meant to run, and nothing brings it
+	// back but a start. Detail says what to do.
+	ContainerMissing ContainerState = "missing"
 	// ContainerExternal is the state of an external service: nothing of it runs in the project.
 	ContainerExternal ContainerState = "external"
 )

@@ -80,6 +80,8 @@ func (e *Engine) awaitUp(ctx context.Context, p Project, c Container, port int) 
 				return e.notUp(ctx, p, c, exitedWhat(st.ExitCode, time.Since(begun)), st)
 			case ContainerStopped:
 				return e.notUp(ctx, p, c, "was stopped while it started", st)
+			case ContainerMissing:
+				return e.notUp(ctx, p, c, "was removed outside sailtui while it started", st)
 			case ContainerStarting:
 				if st.Blocked {
 					return e.notUp(ctx, p, c, "cannot start: "+cmp.Or(st.Detail, "its runtime says it cannot"), st)

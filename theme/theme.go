@@ -225,6 +225,7 @@ func build(name string, p palette) Theme {
 			engine.ContainerStopped:  ref(fg(p.muted)),
 			engine.ContainerExited:   ref(fg(p.red)),
 			engine.ContainerUnknown:  ref(fg(p.yellow)),
+			engine.ContainerMissing:  ref(fg(p.red)),
 		},
 		snapshot: map[engine.SnapshotStatus]*lipgloss.Style{
 			engine.SnapshotReady:   ref(fg(p.green)),

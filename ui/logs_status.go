@@ -82,6 +82,8 @@ func (l *logsPane) notRunning() (string, lipgloss.Style, bool) {
 		return "■ stopped", th.StreamWarn, true
 	case engine.ContainerExited:
 		return fmt.Sprintf("✗ exited (%d)", st.exit), th.StreamBad, true
+	case engine.ContainerMissing:
+		return "✗ missing (removed outside sailtui)", th.StreamBad, true
 	}
 	return "", th.StreamWarn, false
 }

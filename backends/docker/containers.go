@@ -112,8 +112,21 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			if ins == nil {
 				return engine.ContainerStatus{}, fmt.Errorf("container %s vanished while it was being reattached: %w", name, engine.ErrConflict)
 			}
+			// One started before sailtui kept records is recorded as started now.
+			if !r.wasStarted(p, c.Name) {
+				if err := r.noteStarted(p, c.Name); err != nil {
+					return engine.ContainerStatus{}, err
+				}
+			}
 			return r.statusPaused(p, c, ins, paused), nil
 		}
+	}
+	// Until the new container runs, its absence is this start's doing (a start that fails
+	// leaves it stopped, not missing), and the exited one is removed by sailtui.
+	if err := r.forgetStarted(p, c.Name); err != nil {
+		return engine.ContainerStatus{}, err
+	}
+	if ins != nil {
 		// One that exited on its own: what it said goes to the kept log before it goes.
 		_ = r.saveLog(ctx, p, c.Name, ins.ID, exitMarker(ins))
 		if err := r.remove(ctx, ins.ID); err != nil {
@@ -156,6 +169,11 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			return engine.ContainerStatus{}, fmt.Errorf("start container %s: %w", name, err)
 		}
 		break
+	}
+	if err := r.noteStarted(p, c.Name); err != nil {
+		// It runs, but gone later it would read as stopped; said now, while a stop can be
+		// asked for.
+		return engine.ContainerStatus{}, err
 	}
 	ins, err = r.inspect(ctx, name)
 	if err != nil {
@@ -453,11 +471,16 @@ func (r *Runtime) StopContainer(ctx context.Context, p engine.Project, c engine.
 // stopContainer is StopContainer's own part; containers.Stop has checked p's slug.
 func (r *Runtime) stopContainer(ctx context.Context, p engine.Project, c engine.Container) error {
 	ins, err := r.inspect(ctx, r.containerName(p, c))
-	if err != nil || ins == nil {
+	if err != nil {
 		return err
 	}
-	if r.owns(p, ins) != nil {
-		return nil // not ours to stop
+	// Before the container goes: from here on, its absence is this stop's doing. Also when it
+	// is gone already (missing), which a stop acknowledges.
+	if err := r.forgetStarted(p, c.Name); err != nil {
+		return err
+	}
+	if ins == nil || r.owns(p, ins) != nil {
+		return nil // nothing of ours to stop
 	}
 	if ins.State != nil && ins.State.Paused {
 		// A frozen container cannot act on SIGTERM: it would only wait out StopTimeout for the

@@ -1,9 +1,12 @@
 package docker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -60,8 +63,11 @@ func (r *Runtime) Describe(ctx context.Context, p engine.Project, cs []engine.Co
 		state, local, uptime, url := string(st.State), "-", "-", "-"
 		switch st.State {
 		case engine.ContainerRunning:
-			local = st.LocalURL
-			url = st.URL
+			local, url = cmp.Or(st.LocalURL, "-"), cmp.Or(st.URL, "-")
+			if st.LocalURL == "" && st.HostPort > 0 {
+				// A service: where this machine reaches its port, not a URL.
+				local = net.JoinHostPort(r.cfg.PublishHost, strconv.Itoa(st.HostPort))
+			}
 			if !st.StartedAt.IsZero() {
 				uptime = now.Sub(st.StartedAt).Round(time.Second).String()
 			}

@@ -519,7 +519,7 @@ func (r *Runtime) DestroyProject(ctx context.Context, p engine.Project, cs []eng
 		errs = append(errs, err)
 	}
 	// The kept logs stay (see logs.go): a woken project's log goes on from where it was.
-	dirs := []string{r.recordDir(p)}
+	dirs := []string{r.recordDir(p), r.startedDir(p.ID)}
 	if r.cfg.Volumes {
 		// A volume cannot be renamed out of the way: the engine deletes it in place.
 		if err := r.removeVolume(ctx, p); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 
 	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/types/volume"
@@ -122,6 +123,7 @@ func (r *Runtime) serviceSpec(ctx context.Context, p engine.Project, c engine.Co
 	}
 	labels := r.containerLabels(p, c)
 	labels[LabelKind] = string(engine.KindService)
+	unrouted(labels)
 	return service{
 		Name:          c.Name,
 		ContainerName: name,
@@ -145,5 +147,19 @@ const LabelKind = "sailtui.kind"
 // routable marks the containers a Traefik of the reference platform routes: it only routes
 // containers that carry the label.
 func routable(labels map[string]string) {
-	labels["com.tesslate.routable"] = "true"
+	labels[labelRoutable] = "true"
+}
+
+const labelRoutable = "com.tesslate.routable"
+
+// unrouted keeps a Traefik from routing a service: a Traefik that exposes every container it
+// sees (exposedByDefault) would route one without labels, and SAILTUI_DOCKER_LABELS may carry
+// Traefik labels meant for the apps.
+func unrouted(labels map[string]string) {
+	for k := range labels {
+		if strings.HasPrefix(k, "traefik.") || k == labelRoutable {
+			delete(labels, k)
+		}
+	}
+	labels["traefik.enable"] = "false"
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // ContainerStatus reports the container as the engine sees it: running (with its published
-// port and URLs), exited (with its exit code), or stopped when there is no container. A
+// port and URLs), exited (with its exit code), stopped when there is no container, or missing
+// when there is none but sailtui started it and did not stop it (removed by hand: started.go). A
 // container paused for a snapshot in progress is running, with a detail that says so; one left
 // paused by a sailtui that died mid-snapshot is unpaused first (see PauseProject).
 func (r *Runtime) ContainerStatus(ctx context.Context, p engine.Project, c engine.Container) (engine.ContainerStatus, error) {
@@ -58,6 +59,10 @@ func (r *Runtime) statusPaused(p engine.Project, c engine.Container, ins *contai
 
 func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.InspectResponse) engine.ContainerStatus {
 	st := engine.ContainerStatus{Name: c.Name, State: engine.ContainerStopped}
+	if ins == nil && r.wasStarted(p, c.Name) {
+		st.State, st.Detail = engine.ContainerMissing, missingDetail(p, r.containerName(p, c))
+		return st
+	}
 	if ins == nil || ins.State == nil {
 		return st
 	}
@@ -82,6 +87,11 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 			st.StartedAt = t
 		}
 		st.HostPort = hostPort(ins)
+		if isService(c, ins) {
+			// Not routed, and no HTTP server as a rule (a database): no URL, only the port
+			// it is published on, which probes and clients of this machine use.
+			break
+		}
 		if st.HostPort > 0 {
 			st.LocalURL = r.localURL(st.HostPort)
 		}
@@ -105,6 +115,12 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		}
 	}
 	return st
+}
+
+// isService says whether the container is a service container: by its record, or by its
+// label when the caller knows only its name (Describe of what the engine holds).
+func isService(c engine.Container, ins *container.InspectResponse) bool {
+	return c.IsService() || (ins.Config != nil && ins.Config.Labels[LabelKind] == string(engine.KindService))
 }
 
 // containerPort is the port the container was made to serve (its one exposed port).

@@ -18,11 +18,13 @@ func doctorCmd(a *app) *cobra.Command {
   storage             an active or failed project whose storage is gone (with the snapshot to
                       wake it from), or whose environment was never made (project start makes it)
   orphan-environment  a directory, network or namespace of no project
+  missing-container   a container sailtui started and did not stop whose Docker container is
+                      gone (removed by hand; project start recreates it)
   orphan-archive      an archive object of no snapshot
   missing-archive     a ready snapshot whose object is gone
-Each finding comes with the command that sets it right. --fix finishes stuck operations and
-marks an active or failed project without storage hibernated from its newest ready snapshot; it never
-deletes anything. The exit status is 1 while findings remain, 0 when there are none.`,
+Each finding comes with the command that sets it right. --fix finishes stuck operations,
+marks an active or failed project without storage hibernated from its newest ready snapshot and
+starts missing containers again; it never deletes anything. The exit status is 1 while findings remain, 0 when there are none.`,
 		Example: "  sailtui doctor\n  sailtui doctor --fix -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

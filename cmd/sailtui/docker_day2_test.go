@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -609,5 +610,117 @@ func TestDockerFailedHibernationNextStep(t *testing.T) {
 	c.ok("project", "wake", slug)
 	if got := c.ok("files", "get", slug, "web/note.txt"); got != "kept\n" {
 		t.Errorf("note after wake: %q", got)
+	}
+}
+
+// jsonFinding is a doctor finding as -o json gives it.
+type jsonFinding struct {
+	Check   string `json:"check"`
+	Project string `json:"project"`
+	Detail  string `json:"detail"`
+	Fix     string `json:"fix"`
+	Fixable bool   `json:"fixable"`
+	Fixed   bool   `json:"fixed"`
+	Error   string `json:"error"`
+}
+
+// doctorFindings runs doctor (with args) and returns its findings of project slug.
+func (c *cli) doctorFindings(slug string, args ...string) []jsonFinding {
+	c.t.Helper()
+	r := c.run(append([]string{"doctor", "-o", "json"}, args...)...)
+	var rep struct {
+		Findings []jsonFinding `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		c.t.Fatalf("doctor %v: %v\n%+v", args, err, r)
+	}
+	var out []jsonFinding
+	for _, f := range rep.Findings {
+		if f.Project == slug {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Issue 31, docker item 2: a container removed by hand (docker rm -f) is missing, not stopped:
+// containers ls says so with what brings it back, the doctor reports it, and --fix (or the
+// start it names) recreates it. A container sailtui stopped stays stopped, and is no finding.
+func TestDockerRemovedContainerMissing(t *testing.T) {
+	t.Parallel()
+	slug := "gone-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	ctx := t.Context()
+	c.ok("project", "create", slug, "--from", writeDockerSource(t))
+	c.ok("project", "start", slug)
+	if fs := c.doctorFindings(slug); len(fs) != 0 {
+		t.Fatalf("doctor on a project that runs: %+v", fs)
+	}
+	removeByHand := func() {
+		t.Helper()
+		if _, err := dcli.ContainerRemove(ctx, slug+"-web", client.ContainerRemoveOptions{Force: true}); err != nil {
+			t.Fatalf("docker rm -f %s-web: %v", slug, err)
+		}
+	}
+	removeByHand()
+
+	var rows []containerRow
+	c.json(&rows, "containers", "ls", slug)
+	for _, r := range rows {
+		switch r.Name {
+		case "web":
+			if r.Status != "missing" || !strings.Contains(r.Detail, "removed outside sailtui") || !strings.Contains(r.Detail, "sailtui project start "+slug) {
+				t.Errorf("web after docker rm -f: status %q, detail %q; want missing, saying why and what recreates it", r.Status, r.Detail)
+			}
+		case "app":
+			if r.Status != "running" {
+				t.Errorf("app, left alone: %+v", r)
+			}
+		}
+	}
+	if out := c.ok("containers", "ls", slug); !strings.Contains(out, "missing: its Docker container "+slug+"-web") {
+		t.Errorf("containers ls does not show web as missing:\n%s", out)
+	}
+	if r := c.run("doctor"); r.code != 1 || !strings.Contains(r.stdout, "missing-container") {
+		t.Errorf("doctor with a missing container: %+v, want exit 1 and the finding", r)
+	}
+	fs := c.doctorFindings(slug)
+	if len(fs) != 1 || fs[0].Check != "missing-container" || !strings.Contains(fs[0].Detail, "container web") ||
+		!strings.Contains(fs[0].Fix, "sailtui project start "+slug) || !fs[0].Fixable {
+		t.Fatalf("doctor findings of %s: %+v, want one fixable missing-container of web naming project start", slug, fs)
+	}
+	if fs := c.doctorFindings(slug, "--fix"); len(fs) != 1 || !fs[0].Fixed || fs[0].Error != "" {
+		t.Fatalf("doctor --fix: %+v, want the missing container recreated", fs)
+	}
+	if st := c.dockerContainers(slug)["web"].Status; st != "running" {
+		t.Fatalf("web after doctor --fix: %s, want running", st)
+	}
+	if fs := c.doctorFindings(slug); len(fs) != 0 {
+		t.Errorf("doctor after --fix: %+v", fs)
+	}
+
+	// The start the finding names brings it back as well.
+	removeByHand()
+	c.ok("project", "start", slug)
+	if st := c.dockerContainers(slug)["web"].Status; st != "running" {
+		t.Fatalf("web after project start: %s, want running", st)
+	}
+
+	// Stopped by sailtui: stopped, and nothing for the doctor; so also after a stop of a
+	// missing one.
+	c.ok("container", "stop", slug, "web")
+	if st := c.dockerContainers(slug)["web"].Status; st != "stopped" {
+		t.Errorf("web after container stop: %s, want stopped", st)
+	}
+	c.ok("container", "start", slug, "web")
+	removeByHand()
+	c.ok("project", "stop", slug)
+	for name, x := range c.dockerContainers(slug) {
+		if x.Status != "stopped" {
+			t.Errorf("%s after project stop: %s, want stopped", name, x.Status)
+		}
+	}
+	if fs := c.doctorFindings(slug); len(fs) != 0 {
+		t.Errorf("doctor after project stop: %+v", fs)
 	}
 }

@@ -206,3 +206,60 @@ func TestContainerAddServiceCLI(t *testing.T) {
 		t.Errorf("containers ls:\n%s", out)
 	}
 }
+
+// Issue 31, docker item 1: a service container is not routed, so it has no URL: not in
+// containers ls (table or JSON), not in project describe, and no Traefik label routes it,
+// even where SAILTUI_DOCKER_LABELS carries Traefik labels for every container and a Traefik
+// would expose what it is not told to leave alone. The app beside it keeps its route.
+func TestDockerServiceHasNoURL(t *testing.T) {
+	t.Parallel()
+	slug := "nourl-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	c.env = append(c.env, "APP_DOMAIN=apps.example.test",
+		"SAILTUI_DOCKER_LABELS=traefik.enable=true,traefik.http.routers.all.rule=HostRegexp(`.+`),com.tesslate.routable=true")
+	img := serviceImage(t, dcli)
+	src := t.TempDir()
+	cfg := `{
+  "apps": {"web": {"directory": ".", "port": 8080, "start": "exec sailtui devserver --dir . --port \"$PORT\""}},
+  "infrastructure": {"db": {"image": "` + img + `", "port": 5432, "data": "/var/lib/kv"}}
+}`
+	must(t, os.MkdirAll(filepath.Join(src, ".tesslate"), 0o755))
+	must(t, os.WriteFile(filepath.Join(src, ".tesslate/config.json"), []byte(cfg), 0o644))
+	c.ok("project", "create", slug, "--from", src)
+	c.ok("project", "start", slug)
+
+	cs := c.dockerContainers(slug)
+	if db := cs["db"]; db.Status != "running" || db.URL != "" || db.LocalURL != "" {
+		t.Errorf("db in containers ls -o json: %+v, want running without url or local_url", db)
+	}
+	if web := cs["web"]; web.URL != "http://"+slug+"-web.apps.example.test/" || web.LocalURL == "" {
+		t.Errorf("web in containers ls -o json: %+v, want its route and its local URL", web)
+	}
+	for _, line := range strings.Split(c.ok("containers", "ls", slug), "\n") {
+		if strings.HasPrefix(line, "db ") && strings.Contains(line, "http") {
+			t.Errorf("containers ls shows a URL for db: %q", line)
+		}
+	}
+	desc := c.ok("project", "describe", slug)
+	for _, line := range strings.Split(desc, "\n") {
+		if strings.Contains(line, slug+"-db") && strings.Contains(line, "http") || strings.HasPrefix(strings.TrimSpace(line), "db:") && strings.Contains(line, "http") {
+			t.Errorf("project describe shows a URL for db: %q\n%s", line, desc)
+		}
+	}
+	if !strings.Contains(desc, "http://"+slug+"-web.apps.example.test/") && !strings.Contains(desc, cs["web"].LocalURL) {
+		t.Errorf("project describe lost web's URL:\n%s", desc)
+	}
+
+	ins, err := dcli.ContainerInspect(t.Context(), slug+"-db", client.ContainerInspectOptions{})
+	must(t, err)
+	for k, v := range ins.Container.Config.Labels {
+		switch {
+		case k == "traefik.enable" && v == "false":
+		case strings.HasPrefix(k, "traefik.") || k == "com.tesslate.routable":
+			t.Errorf("db carries the routing label %s=%s", k, v)
+		}
+	}
+	if v := ins.Container.Config.Labels["traefik.enable"]; v != "false" {
+		t.Errorf("db traefik.enable=%q, want false (a Traefik exposing by default would route it)", v)
+	}
+}

@@ -170,6 +170,13 @@ type ImageSpec struct {
 	// Tmux puts this machine's tmux at /bin/tmux with the shared libraries it links and the
 	// terminfo entries it needs, so a script that runs under tmux when it can really does.
 	Tmux bool
+	// Wget makes the image's HTTP client work as an operator types it (wget -T 5 -O-
+	// http://name:port/): this machine's wget (Debian's) at /bin/wget with the shared
+	// libraries it links, and Debian's dynamically linked busybox instead of the static one.
+	// Debian's busybox 1.35 is built without wget's timeout, and its -T then writes through a
+	// null pointer (a segfault); the static build's shell runs its own applet for any applet
+	// name whatever PATH holds, so a wget beside it would never be reached by name.
+	Wget bool
 	// Entrypoint, when set, is the image's ENTRYPOINT (exec form).
 	Entrypoint []string
 	// Labels are added to the image besides Label=image.
@@ -266,9 +273,20 @@ type contextEntry struct {
 
 // buildContext makes the image's build context (a tar) and the hash that names it.
 func buildContext(spec ImageSpec) ([]byte, string, error) {
-	busybox, err := staticBusybox()
+	// The programs of this machine, with their libraries once however many link them.
+	host := hostFiles{dirs: map[string]bool{"rootfs/": true, "rootfs/bin/": true}, files: map[string]bool{}}
+	bbPath, err := staticBusyboxPath()
+	if spec.Wget {
+		if bbPath, err = debianBusyboxPath(); err == nil {
+			err = host.addLibraries(bbPath)
+		}
+	}
 	if err != nil {
 		return nil, "", err
+	}
+	busybox, err := os.ReadFile(bbPath)
+	if err != nil {
+		return nil, "", fmt.Errorf("busybox for the image: %w", err)
 	}
 	dockerfile := "FROM scratch\nCOPY rootfs/ /\nCOPY --chown=1000:1000 home/ /home/\nENV PATH=/bin\n"
 	if len(spec.Entrypoint) > 0 {
@@ -297,19 +315,26 @@ func buildContext(spec ImageSpec) ([]byte, string, error) {
 		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/sailtui", Typeflag: tar.TypeReg, Mode: 0o755}, sailtui})
 	}
 	if spec.Tmux {
-		files, err := tmuxFiles()
-		if err != nil {
+		if err := host.addTmux(); err != nil {
 			return nil, "", err
 		}
-		entries = append(entries, files...)
 	}
+	if spec.Wget {
+		if err := host.addProgram("wget", "Debian's wget"); err != nil {
+			return nil, "", err
+		}
+	}
+	entries = append(entries, host.entries...)
 	applets := spec.Applets
 	if applets == nil {
-		if applets, err = busyboxApplets(); err != nil {
+		if applets, err = busyboxApplets(bbPath); err != nil {
 			return nil, "", err
 		}
 	}
 	for _, a := range applets {
+		if host.files["rootfs/bin/"+a] {
+			continue // the image's own program, not busybox's
+		}
 		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/" + a, Typeflag: tar.TypeSymlink, Linkname: "busybox", Mode: 0o777}, nil})
 	}
 	var buf bytes.Buffer
@@ -337,11 +362,7 @@ func buildContext(spec ImageSpec) ([]byte, string, error) {
 
 // busyboxApplets lists the applets of the static busybox, but those that would shadow a
 // program an image carries of its own.
-func busyboxApplets() ([]string, error) {
-	bb, err := staticBusyboxPath()
-	if err != nil {
-		return nil, err
-	}
+func busyboxApplets(bb string) ([]string, error) {
 	out, err := exec.Command(bb, "--list").Output()
 	if err != nil {
 		return nil, fmt.Errorf("%s --list: %w", bb, err)
@@ -355,34 +376,61 @@ func busyboxApplets() ([]string, error) {
 	return list, nil
 }
 
-// tmuxFiles are Debian's tmux with the shared libraries ldd finds for it (each stored at the
-// path the loader looks for it), and the terminfo entries of the terminals tmux sets up.
-func tmuxFiles() ([]contextEntry, error) {
-	bin, err := exec.LookPath("tmux")
+// hostFiles collects programs of this machine for an image: each at /bin/<name>, with the
+// shared libraries ldd finds for it (each stored at the path the loader looks for it), every
+// file and directory once.
+type hostFiles struct {
+	entries []contextEntry
+	dirs    map[string]bool // "rootfs/..." directories made, with a trailing slash
+	files   map[string]bool // "rootfs/..." files added
+}
+
+// addProgram adds program name (found in PATH; what, for the error, names its package) with
+// the shared libraries it links.
+func (h *hostFiles) addProgram(name, what string) error {
+	bin, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("tmux for the test image: %w (install Debian's tmux)", err)
+		return fmt.Errorf("%s for the image: %w (install %s)", name, err, what)
 	}
-	body, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, fmt.Errorf("tmux for the test image: %w", err)
+	if err := h.add("rootfs/bin/"+name, bin); err != nil {
+		return fmt.Errorf("%s for the image: %w", name, err)
 	}
-	entries := []contextEntry{{tar.Header{Name: "rootfs/bin/tmux", Typeflag: tar.TypeReg, Mode: 0o755}, body}}
+	return h.addLibraries(bin)
+}
+
+// addLibraries adds the shared libraries ldd finds for the host program bin, and the loader.
+func (h *hostFiles) addLibraries(bin string) error {
+	name := filepath.Base(bin)
 	out, err := exec.Command("ldd", bin).Output()
 	if err != nil {
-		return nil, fmt.Errorf("ldd %s: %w", bin, err)
+		return fmt.Errorf("ldd %s: %w", bin, err)
 	}
-	dirs := map[string]bool{"rootfs/": true, "rootfs/bin/": true}
-	var files []string
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
+		lib := ""
 		switch {
 		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
-			files = append(files, f[2])
+			lib = f[2]
 		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
-			files = append(files, f[0]) // the loader itself
+			lib = f[0] // the loader itself
+		default:
+			continue
+		}
+		if err := h.add("rootfs"+lib, lib); err != nil {
+			return fmt.Errorf("%s for the image: %w", name, err)
 		}
 	}
-	// tmux refuses to start without a UTF-8 locale; glibc's C.UTF-8 is a directory of data.
+	return nil
+}
+
+// addTmux adds Debian's tmux with its libraries, the C.UTF-8 locale it refuses to start
+// without, and the terminfo entries of the terminals it sets up.
+func (h *hostFiles) addTmux() error {
+	if err := h.addProgram("tmux", "Debian's tmux"); err != nil {
+		return err
+	}
+	var files []string
+	// glibc's C.UTF-8 is a directory of data.
 	locales, _ := filepath.Glob("/usr/lib/locale/C.utf8/*")
 	for _, l := range locales {
 		if fi, err := os.Stat(l); err == nil && fi.Mode().IsRegular() {
@@ -400,31 +448,81 @@ func tmuxFiles() ([]contextEntry, error) {
 		}
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(f) // follows the soname link to the library
-		if err != nil {
-			return nil, fmt.Errorf("tmux for the test image: %w", err)
+		if err := h.add("rootfs"+f, f); err != nil {
+			return fmt.Errorf("tmux for the image: %w", err)
 		}
-		name := "rootfs" + f
-		var parents []string
-		for d := filepath.Dir(name); !dirs[d+"/"]; d = filepath.Dir(d) {
-			dirs[d+"/"] = true
-			parents = append([]string{d + "/"}, parents...)
-		}
-		for _, d := range parents {
-			entries = append(entries, contextEntry{tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil})
-		}
-		entries = append(entries, contextEntry{tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755}, b})
 	}
-	return entries, nil
+	return nil
 }
 
-// staticBusybox reads the busybox to put in the image (see staticBusyboxPath).
-func staticBusybox() ([]byte, error) {
-	p, err := staticBusyboxPath()
-	if err != nil {
-		return nil, err
+// add stores the host file src (a link followed: a soname link gives the library) at name,
+// after the directories above it, unless name is there already.
+func (h *hostFiles) add(name, src string) error {
+	if h.files[name] {
+		return nil
 	}
-	return os.ReadFile(p)
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	var parents []string
+	for d := filepath.Dir(name); !h.dirs[d+"/"]; d = filepath.Dir(d) {
+		h.dirs[d+"/"] = true
+		parents = append([]string{d + "/"}, parents...)
+	}
+	for _, d := range parents {
+		h.entries = append(h.entries, contextEntry{tar.Header{Name: d, Typeflag: tar.TypeDir, Mode: 0o755}, nil})
+	}
+	h.entries = append(h.entries, contextEntry{tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o755}, b})
+	h.files[name] = true
+	return nil
+}
+
+// debianBusyboxPath is the busybox of Debian's busybox package (dynamically linked, its shell
+// runs programs by PATH), unpacked once into the user's cache directory: the package cannot be
+// installed beside busybox-static, which the test image needs, so it is downloaded with
+// apt-get download and unpacked with dpkg-deb -x.
+func debianBusyboxPath() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("get Debian's busybox: %w", err)
+	}
+	dir := filepath.Join(cache, "sailtui", "debian-busybox")
+	bin := filepath.Join(dir, "bin", "busybox")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return "", fmt.Errorf("get Debian's busybox: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".debian-busybox-")
+	if err != nil {
+		return "", fmt.Errorf("get Debian's busybox: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	get := exec.Command("apt-get", "download", "busybox")
+	get.Dir = tmp
+	if out, err := get.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("get Debian's busybox: apt-get download busybox: %w (apt-get update first?)\n%s", err, out)
+	}
+	debs, _ := filepath.Glob(filepath.Join(tmp, "busybox_*.deb"))
+	if len(debs) != 1 {
+		return "", fmt.Errorf("get Debian's busybox: apt-get download busybox left %d packages in %s", len(debs), tmp)
+	}
+	root := filepath.Join(tmp, "root")
+	if out, err := exec.Command("dpkg-deb", "-x", debs[0], root).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("get Debian's busybox: dpkg-deb -x %s: %w\n%s", debs[0], err, out)
+	}
+	if _, err := os.Stat(filepath.Join(root, "bin", "busybox")); err != nil {
+		return "", fmt.Errorf("get Debian's busybox: the package has no bin/busybox: %w", err)
+	}
+	// One rename: a build at the same time that got there first has unpacked the same.
+	if err := os.Rename(root, dir); err != nil {
+		if _, serr := os.Stat(bin); serr != nil {
+			return "", fmt.Errorf("get Debian's busybox: %w", err)
+		}
+	}
+	return bin, nil
 }
 
 // staticBusyboxPath is SAILTUI_TEST_BUSYBOX, else the busybox Debian's busybox-static

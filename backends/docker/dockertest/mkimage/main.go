@@ -1,7 +1,8 @@
 // Command mkimage builds the dev-server image docker mode runs by default (`make image`): the
 // image the tests build, FROM scratch with a static sailtui (its devserver subcommand serves a
 // directory), a static busybox with every applet (sh and the tools exec and the timeout kill
-// need) and this machine's tmux, so nothing is pulled. It is tagged with --tag as well as with
+// need), and this machine's tmux and wget (an HTTP client that works, unlike busybox's), so
+// nothing is pulled. It is tagged with --tag as well as with
 // its content hash.
 package main
 
@@ -42,6 +43,7 @@ func run(ctx context.Context, tag string) error {
 		Repo:    "sailtui-devserver",
 		Sailtui: true,
 		Tmux:    true,
+		Wget:    true,
 		Labels:  map[string]string{"org.opencontainers.image.title": "sailtui dev server"},
 	})
 	if err != nil {
