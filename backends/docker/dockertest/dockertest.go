@@ -500,9 +500,22 @@ func debianBusyboxPath() (string, error) {
 		return "", fmt.Errorf("get Debian's busybox: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	get := exec.Command("apt-get", "download", "busybox")
-	get.Dir = tmp
-	if out, err := get.CombinedOutput(); err != nil {
+	download := func() ([]byte, error) {
+		get := exec.Command("apt-get", "download", "busybox")
+		get.Dir = tmp
+		return get.CombinedOutput()
+	}
+	out, err := download()
+	if err != nil && os.Geteuid() == 0 {
+		// A fresh machine whose packages were all there (make deps updated nothing) may have
+		// no package lists yet: update them once, as make deps would have.
+		if uout, uerr := exec.Command("apt-get", "update", "-qq").CombinedOutput(); uerr == nil {
+			out, err = download()
+		} else {
+			out = append(out, uout...)
+		}
+	}
+	if err != nil {
 		return "", fmt.Errorf("get Debian's busybox: apt-get download busybox: %w (apt-get update first?)\n%s", err, out)
 	}
 	debs, _ := filepath.Glob(filepath.Join(tmp, "busybox_*.deb"))
