@@ -30,3 +30,21 @@ func TestCLIExecHibernatedHint(t *testing.T) {
 		t.Fatalf("the hinted exec line printed %q", got)
 	}
 }
+
+// The console's :undelete of a name no project has points at the list that shows removed
+// projects (projects ls --all), not at the live list, where a removed one never shows.
+func TestConsoleUndeleteUnknownPointsAtAll(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "kept")
+	s := startConsole(t, c)
+	s.waitFor("kept")
+	s.keys(":undelete nosuch", "Enter")
+	scr := s.waitFor(`undelete project "nosuch"`)
+	if !strings.Contains(scr, "sailtui projects ls --all") {
+		t.Errorf(":undelete of an unknown slug does not point at projects ls --all:\n%s", scr)
+	}
+	r := c.run("project", "undelete", "nosuch")
+	if r.code == 0 || !strings.Contains(r.stderr, "removed ones are listed by: sailtui projects ls --all") {
+		t.Errorf("project undelete of an unknown slug: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
