@@ -151,9 +151,13 @@ func projectCmd(a *app) *cobra.Command {
 						return err
 					}
 				}
+				before := lookBefore(cmd.Context(), eng, args[0])
 				ctx, done := a.withProgress(cmd.Context())
 				p, err := run(eng, ctx, args[0])
 				done()
+				if err != nil && cmd.Context().Err() != nil {
+					return interruptedReport(cmd.Context(), eng, use, args[0], before)
+				}
 				if err != nil {
 					return err
 				}

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sailtui/sailtui/engine"
 )
 
 // Issue 31, small items of the local runtime, the CLI and the console.
@@ -46,5 +48,45 @@ func TestConsoleUndeleteUnknownPointsAtAll(t *testing.T) {
 	r := c.run("project", "undelete", "nosuch")
 	if r.code == 0 || !strings.Contains(r.stderr, "removed ones are listed by: sailtui projects ls --all") {
 		t.Errorf("project undelete of an unknown slug: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// A Ctrl-C during project hibernate says what the project was left as, read afterwards (the
+// engine puts an abandoned hibernation back), not "context canceled", and exits 130. Once
+// during the snapshot, once after it: the snapshot that stays is named.
+func TestCLIHibernateInterrupted(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "nap")
+	c.ok("container", "add", "nap", "web", "--dir", ".", "--command", "exec sleep 600")
+	c.ok("container", "add", "nap", "api", "--dir", ".", "--command", "exec sleep 600")
+	c.ok("project", "start", "nap")
+	c.ok("container", "stop", "nap", "api")
+
+	r := c.runIn(nil, []string{"SAILTUI_TEST_INTERRUPT_AT=hibernate:snapshot-pending"}, "project", "hibernate", "nap")
+	want := "sailtui: interrupted: hibernate nap did not finish; the project is active, as before; " +
+		"containers running: web (started again); not running: api stopped; sailtui project hibernate nap runs it again\n"
+	if r.code != 130 || r.stderr != want {
+		t.Fatalf("hibernate interrupted during its snapshot: exit %d, stderr %q\nwant exit 130, %q", r.code, r.stderr, want)
+	}
+	var rows []containerRow
+	c.json(&rows, "containers", "ls", "nap")
+	for _, row := range rows {
+		if want := map[string]engine.ContainerState{"web": engine.ContainerRunning, "api": engine.ContainerStopped}[row.Name]; row.Status != want {
+			t.Errorf("after the interrupted hibernate %s is %s, the report said %s", row.Name, row.Status, want)
+		}
+	}
+
+	r = c.runIn(nil, []string{"SAILTUI_TEST_INTERRUPT_AT=hibernate:snapshot-ready"}, "project", "hibernate", "nap")
+	var snaps []snapshotRow
+	c.json(&snaps, "snapshot", "ls", "nap")
+	if len(snaps) != 1 || snaps[0].Status != "ready" {
+		t.Fatalf("after a hibernate interrupted once its snapshot was ready, the timeline holds %+v", snaps)
+	}
+	if r.code != 130 || !strings.Contains(r.stderr, "the hibernation snapshot "+snaps[0].ID+" it took stays in the timeline") ||
+		strings.Contains(r.stderr, "context canceled") {
+		t.Fatalf("hibernate interrupted after its snapshot: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if got := c.ok("project", "hibernate", "nap"); !strings.Contains(got, "hibernated") {
+		t.Fatalf("hibernate after the interrupted ones: %q", got)
 	}
 }
