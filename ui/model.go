@@ -152,6 +152,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.opDone(msg)
 	case runCommandMsg:
 		return m.runCommand(msg)
+	case ranMsg:
+		m.cmd.succeeded(msg.line)
+		if msg.then != nil {
+			return m.update(msg.then)
+		}
 	default:
 		return m.updateLive(msg)
 	}

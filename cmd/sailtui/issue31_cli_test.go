@@ -90,3 +90,22 @@ func TestCLIHibernateInterrupted(t *testing.T) {
 		t.Fatalf("hibernate after the interrupted ones: %q", got)
 	}
 }
+
+// The console's - runs the previous command line that worked again, toggling between the last
+// two as k9s does; one that failed (an :undelete of no project) is not run again by it.
+func TestConsoleLastSkipsFailedCommand(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "alpha")
+	c.ok("container", "add", "alpha", "web", "--dir", ".", "--command", "exec sleep 600")
+	s := startConsole(t, c)
+	s.waitFor("alpha")
+	s.keys(":containers alpha", "Enter")
+	s.waitFor("alpha  Containers", "web")
+	s.keys(":undelete nosuch", "Enter")
+	s.waitFor(`undelete project "nosuch"`)
+	s.keys(":projects", "Enter")
+	s.waitFor("Projects  1")
+	// Run again, the :undelete would leave the projects on screen.
+	s.keys("-")
+	s.waitFor("alpha  Containers", "web")
+}
