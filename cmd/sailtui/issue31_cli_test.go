@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -108,4 +110,36 @@ func TestConsoleLastSkipsFailedCommand(t *testing.T) {
 	// Run again, the :undelete would leave the projects on screen.
 	s.keys("-")
 	s.waitFor("alpha  Containers", "web")
+}
+
+// The console saves a log under the XDG state directory, not where it was started (under
+// make run, the source tree), and says the whole path.
+func TestConsoleLogSaveGoesToStateDir(t *testing.T) {
+	c := newCLI(t)
+	stateHome, cwd := t.TempDir(), t.TempDir()
+	c.env = append(c.env, "XDG_STATE_HOME="+stateHome)
+	c.ok("project", "create", "saver")
+	c.ok("container", "add", "saver", "web", "--dir", ".", "--command", "echo line-to-save; exec sleep 600")
+	c.ok("project", "start", "saver")
+	s := startTerminal(t, c, "cd "+shellQuote(cwd)+" && exec "+sailtuiLine(c))
+	s.waitFor("saver")
+	s.keys(":containers saver", "Enter")
+	s.waitFor("saver  Containers", "web")
+	s.keys(":logs web", "Enter")
+	s.waitFor("line-to-save")
+	s.keys("s")
+	dir := filepath.Join(stateHome, "sailtui", "saved-logs")
+	s.waitFor("Save log", "to a file in", "/sailtui/saved-") // the dialog wraps the rest
+	s.keys("Enter")
+	scr := s.waitFor("saved 2 lines to " + dir + "/saver-web-")
+	saved, err := filepath.Glob(filepath.Join(dir, "saver-web-*.log"))
+	if err != nil || len(saved) != 1 {
+		t.Fatalf("saved logs in %s: %v (%v)\n%s", dir, saved, err, scr)
+	}
+	if got, err := os.ReadFile(saved[0]); err != nil || string(got) != "— started —\nline-to-save\n" {
+		t.Errorf("the saved log holds %q (%v)", got, err)
+	}
+	if left, _ := os.ReadDir(cwd); len(left) != 0 {
+		t.Errorf("the save wrote into the directory the console started in: %v", left)
+	}
 }
