@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -141,5 +142,35 @@ func TestConsoleLogSaveGoesToStateDir(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(cwd); len(left) != 0 {
 		t.Errorf("the save wrote into the directory the console started in: %v", left)
+	}
+}
+
+// project create and project start print the containers as containers ls shows them, with
+// their URLs once they run; -o json gives them as containers ls -o json does, under
+// "containers" of the project.
+func TestCLIStartPrintsContainers(t *testing.T) {
+	c := newCLI(t)
+	src := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(src, "web"), 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "web", "TESSLATE.md"),
+		[]byte("## Development Server\n```bash\n"+selfCommand()+"\n```\n"), 0o644))
+	out := c.ok("project", "create", "shown", "--from", src)
+	if !regexp.MustCompile(`(?m)^shown +active.*\n\nNAME +KIND +SOURCE +STATUS +PORT +LIVE +URL +UPTIME\nweb +app +web +stopped `).MatchString(out) {
+		t.Errorf("project create does not list its containers:\n%s", out)
+	}
+	out = c.ok("project", "start", "shown")
+	var rows []containerRow
+	c.json(&rows, "containers", "ls", "shown")
+	if len(rows) != 1 || rows[0].URL == "" {
+		t.Fatalf("containers ls after the start: %+v", rows)
+	}
+	if !regexp.MustCompile(`(?m)^web +app +web +running +` + regexp.QuoteMeta(fmt.Sprint(rows[0].Port)) + ` +yes +` + regexp.QuoteMeta(rows[0].URL) + ` `).MatchString(out) {
+		t.Errorf("project start does not show web running at %s:\n%s", rows[0].URL, out)
+	}
+	var started projectRow
+	c.json(&started, "project", "start", "shown")
+	if started.Status != "active" || len(started.Containers) != 1 || started.Containers[0].URL != rows[0].URL ||
+		started.Containers[0].Status != engine.ContainerRunning {
+		t.Errorf("project start -o json: %+v", started)
 	}
 }
