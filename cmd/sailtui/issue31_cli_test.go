@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sailtui/sailtui/engine"
 )
@@ -172,5 +175,36 @@ func TestCLIStartPrintsContainers(t *testing.T) {
 	if started.Status != "active" || len(started.Containers) != 1 || started.Containers[0].URL != rows[0].URL ||
 		started.Containers[0].Status != engine.ContainerRunning {
 		t.Errorf("project start -o json: %+v", started)
+	}
+}
+
+// sailtui events on the embedded store says at once, on stderr, that it carries no other
+// process's events (it would print nothing, ever), and keeps stdout for events.
+func TestCLIEventsOnSQLiteSaysSo(t *testing.T) {
+	c := newCLI(t)
+	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "events")
+	cmd.Env = append(os.Environ(), "SAILTUI_TEST_MAIN=1", "NO_COLOR=1")
+	stderr, err := cmd.StderrPipe()
+	must(t, err)
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	must(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	first := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stderr).ReadString('\n')
+		first <- line
+	}()
+	select {
+	case line := <-first:
+		if !strings.HasPrefix(line, "note: the embedded SQLite store carries no events between processes") || !strings.Contains(line, "PostgreSQL (DATABASE_URL)") {
+			t.Errorf("events on SQLite says %q", line)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("events on SQLite said nothing on stderr in 30s")
+	}
+	must(t, cmd.Process.Signal(os.Interrupt))
+	if err := cmd.Wait(); err != nil || stdout.String() != "" {
+		t.Errorf("events after an interrupt: %v, stdout %q", err, stdout.String())
 	}
 }
