@@ -208,3 +208,32 @@ func TestCLIEventsOnSQLiteSaysSo(t *testing.T) {
 		t.Errorf("events after an interrupt: %v, stdout %q", err, stdout.String())
 	}
 }
+
+// sailtui manifests names its own image only for a release (a version number); what make
+// build stamps (git describe: a commit, -dirty) is a development build, which nothing builds
+// an image of: --image is required there (exit 2), as the README says.
+func TestManifestsImageOfDevelopmentBuilds(t *testing.T) {
+	was := version
+	t.Cleanup(func() { version = was })
+	for _, tc := range []struct {
+		version, image string // image "": --image required
+	}{
+		{"dev", ""}, {"e9a209f", ""}, {"e9a209f-dirty", ""}, {"v1.2.0-3-ge9a209f", ""}, {"v1.2.0-3-ge9a209f-dirty", ""},
+		{"1.2.0", "sailtui:1.2.0"}, {"v1.2.0", "sailtui:v1.2.0"}, {"v1.2.0-rc.1", "sailtui:v1.2.0-rc.1"},
+	} {
+		version = tc.version
+		root := newRoot()
+		var stdout, stderr strings.Builder
+		root.SetOut(&stdout)
+		root.SetErr(&stderr)
+		root.SetArgs([]string{"manifests"})
+		err := root.Execute()
+		switch {
+		case tc.image == "" && (err == nil || exitCodeOf(err) != 2 || !strings.Contains(err.Error(), "development build (version "+tc.version+")") ||
+			!strings.Contains(err.Error(), "--image")):
+			t.Errorf("version %s: manifests without --image: %v, exit %d, stdout %.80q", tc.version, err, exitCodeOf(err), stdout.String())
+		case tc.image != "" && (err != nil || !strings.Contains(stdout.String(), "image: "+tc.image+"\n")):
+			t.Errorf("version %s: manifests without --image: %v; want CronJobs on %s, got %.200q", tc.version, err, tc.image, stdout.String())
+		}
+	}
+}
