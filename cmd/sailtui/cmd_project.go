@@ -244,7 +244,8 @@ sailtui projects ls --all -o json names it instead of the slug.`
 // Port is the port the service listens on: in docker mode inside its container (what its PORT
 // is), the one it runs with when it runs or exited, else the one its next start gives it (the
 // container's --port, else its TESSLATE.md's, else 3000). Elsewhere it is where this machine
-// reaches a running container, else the container's --port. HostPort is where this machine
+// reaches a running container, else the container's --port (local: its declared port, its
+// TESSLATE.md's too; 0 when none is known). HostPort is where this machine
 // reaches it while it runs; ExitCode is set for an exited container only.
 type containerRow struct {
 	Name      string                `json:"name"`
@@ -383,6 +384,14 @@ func servicePort(ctx context.Context, eng *engine.Engine, p engine.Project, v en
 	}
 	if v.Status.HostPort > 0 {
 		return v.Status.HostPort
+	}
+	if eng.Mode() == "local" && v.Runs() {
+		// Not running: the port it declares, TESSLATE.md's too, read as a start reads it (the
+		// files are on this machine); it runs on a free port of this machine, told the
+		// declared one in SAILTUI_DECLARED_PORT.
+		if spec, err := eng.StartSpecFor(ctx, p, v.Container); err == nil && spec.DeclaredPort() > 0 {
+			return spec.DeclaredPort()
+		}
 	}
 	return v.Port
 }

@@ -90,7 +90,11 @@ func (l containerListing) table(tw *tabwriter.Writer, usage bool) {
 		if r.Primary {
 			name += " *" // the primary app, shown first by the console
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s", name, r.Kind, printable(containerSource(l.views[i])), status, r.Port, liveWord(r.Live), url, r.Uptime)
+		port := "-" // none known: nothing declared, or a hibernated project's files are in its snapshot
+		if r.Port > 0 {
+			port = fmt.Sprint(r.Port)
+		}
+		line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name, r.Kind, printable(containerSource(l.views[i])), status, port, liveWord(r.Live), url, r.Uptime)
 		if usage {
 			cpu, mem := "-", "-"
 			if r.Usage != nil {

@@ -237,3 +237,40 @@ func TestManifestsImageOfDevelopmentBuilds(t *testing.T) {
 		}
 	}
 }
+
+// Before its first start a container shows the port its TESSLATE.md declares, not 0; a
+// hibernated one, whose files are in the snapshot, shows none (-). A wake gives each container
+// the port it had (local: while that port is free), so the URLs an operator has open work again.
+func TestCLILocalPortsDeclaredAndKeptAcrossWake(t *testing.T) {
+	c := newCLI(t)
+	src := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(src, "web"), 0o755))
+	must(t, os.WriteFile(filepath.Join(src, "web", "TESSLATE.md"),
+		[]byte("## Development Server\n```bash\n"+selfCommand()+"\n```\n**Port**: 5173\n"), 0o644))
+	c.ok("project", "create", "ports", "--from", src)
+	port := func() int {
+		t.Helper()
+		var rows []containerRow
+		c.json(&rows, "containers", "ls", "ports")
+		if len(rows) != 1 {
+			t.Fatalf("containers ls: %+v", rows)
+		}
+		return rows[0].Port
+	}
+	if ls := c.ok("containers", "ls", "ports"); !regexp.MustCompile(`\nweb +app +web +stopped +5173 `).MatchString(ls) || port() != 5173 {
+		t.Errorf("before the first start, containers ls does not show the declared port 5173:\n%s", ls)
+	}
+	c.ok("project", "start", "ports")
+	first := port()
+	if first <= 0 {
+		t.Fatalf("a running container's port: %d", first)
+	}
+	c.ok("project", "hibernate", "ports")
+	if ls := c.ok("containers", "ls", "ports"); !regexp.MustCompile(`\nweb +app +web +stopped: hibernated +- `).MatchString(ls) {
+		t.Errorf("a hibernated container's port is not -:\n%s", ls)
+	}
+	c.ok("project", "wake", "ports")
+	if again := port(); again != first {
+		t.Errorf("the port after the wake is %d, before the hibernation %d", again, first)
+	}
+}
