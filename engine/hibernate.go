@@ -199,7 +199,7 @@ func (e *Engine) Wake(ctx context.Context, ref string) (Project, error) {
 		return e.StartProject(ctx, p.ID)
 	}
 	if p.HibernationSnapshot == "" {
-		if err := e.inProgress(ctx, "wake", p); err != nil {
+		if err := e.inProgress(ctx, "wake "+p.Slug, p); err != nil {
 			return p, err // a hibernation under way: its snapshot is not recorded yet
 		}
 		return p, fmt.Errorf("wake %s: project is %s and has no hibernation snapshot: %w", p.Slug, p.Status, ErrBadState)

@@ -238,6 +238,16 @@ type StartSpec struct {
 	declaredPort bool
 }
 
+// DeclaredPort is Port when it was declared (the container's own, TESSLATE.md's explicit or
+// inferred port), 0 when Port is only the fallback default: what a listing of a container
+// that does not run can say of its port without making one up.
+func (s StartSpec) DeclaredPort() int {
+	if !s.declaredPort {
+		return 0
+	}
+	return s.Port
+}
+
 // RemoteFiles is offered by runtimes whose file operations run a process inside the project's
 // environment (kubernetes: an exec into the file-manager pod). Starting a container that has a
 // command of its own then reads no file: StartSpecFor takes the container's command and port as

@@ -76,7 +76,7 @@ func (e *Engine) claimRefusal(ctx context.Context, p Project, kind OpKind, from 
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", kind, p.Slug, ErrConflict)
 	}
-	if err := e.inProgress(ctx, string(kind), cur); err != nil {
+	if err := e.inProgress(ctx, string(kind)+" "+cur.Slug, cur); err != nil {
 		return err
 	}
 	if !slices.Contains(from, cur.Status) {
@@ -197,8 +197,9 @@ func reasonOf(kind OpKind, err error) string {
 // inProgress is the refusal of what to do on p while an operation holds it: it names the
 // operation, since when it runs and what to do (wait for it), rather than advice for the
 // state the operation passes through ("wake it first" during a hibernation), which cannot be
-// followed then. nil when no operation holds p.
-func (e *Engine) inProgress(ctx context.Context, what string, p Project) error {
+// followed then. title names what was refused, the project's slug in it. nil when no
+// operation holds p.
+func (e *Engine) inProgress(ctx context.Context, title string, p Project) error {
 	if p.OpID == "" {
 		return nil
 	}
@@ -206,6 +207,6 @@ func (e *Engine) inProgress(ctx context.Context, what string, p Project) error {
 	if rec, err := e.store.GetOp(ctx, p.OpID); err == nil && !rec.StartedAt.IsZero() {
 		since = rec.StartedAt
 	}
-	return fmt.Errorf("%s %s: %s is in progress (since %s, by %s); wait for it to finish, then run this again: %w",
-		what, p.Slug, p.OpKind, since.Local().Format("15:04:05"), p.OpOwner, ErrBusy)
+	return fmt.Errorf("%s: %s is in progress (since %s, by %s); wait for it to finish, then run this again: %w",
+		title, p.OpKind, since.Local().Format("15:04:05"), p.OpOwner, ErrBusy)
 }

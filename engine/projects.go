@@ -381,7 +381,7 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	if err != nil {
 		return Container{}, err
 	}
-	if err := e.inProgress(ctx, "add container to", p); err != nil && p.Status != StatusActive {
+	if err := e.inProgress(ctx, "add container to "+p.Slug, p); err != nil && p.Status != StatusActive {
 		return Container{}, err
 	}
 	if p.Status != StatusActive {

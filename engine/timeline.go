@@ -45,7 +45,7 @@ func (e *Engine) CreateSnapshot(ctx context.Context, ref, label string) (Snapsho
 	if err != nil {
 		return Snapshot{}, err
 	}
-	if err := e.inProgress(ctx, "snapshot", p); err != nil {
+	if err := e.inProgress(ctx, "snapshot "+p.Slug, p); err != nil {
 		return Snapshot{}, err
 	}
 	if p.Status != StatusActive {

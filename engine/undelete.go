@@ -66,9 +66,13 @@ func (e *Engine) UndeleteProject(ctx context.Context, ref string) (Project, erro
 	if err := e.writable("undelete project"); err != nil {
 		return Project{}, err
 	}
-	p, err := e.Project(ctx, ref)
-	if err != nil {
-		return p, err
+	p, err := e.store.GetProject(ctx, ref)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		// Where to look is the list that shows removed projects too, not the live list.
+		return p, fmt.Errorf("undelete project %q: no project of that name, removed or not (removed ones are listed by: sailtui projects ls --all): %w", ref, ErrNotFound)
+	case err != nil:
+		return p, fmt.Errorf("undelete project %q: find it: %w", ref, err)
 	}
 	if p.Status != StatusDeleted {
 		return p, fmt.Errorf("undelete project %s: it is %s, not deleted (a deleted project of that name comes back only once the name is free; find its ID with: sailtui projects ls --all -o json): %w",

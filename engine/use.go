@@ -55,10 +55,10 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		// Only reads get here in read-only mode, and such a console changes nothing, not even
 		// the activity a use records: it reads what is there (a store it cannot write, too).
 		if p.Status != StatusActive {
-			if err := e.inProgress(ctx, kind, p); err != nil {
+			if err := e.inProgress(ctx, useTitle(kind, p.Slug), p); err != nil {
 				return err
 			}
-			return fmt.Errorf("%s %s: project is %s; wake it first (sailtui project wake %s): %w", kind, p.Slug, p.Status, p.Slug, ErrBadState)
+			return notActive(kind, p.Slug, p.Status)
 		}
 		return fn(ctx, p)
 	}
@@ -68,7 +68,7 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		if errors.Is(err, ErrConflict) {
 			return e.useRefusal(ctx, p, kind)
 		}
-		return fmt.Errorf("%s %s: record use: %w", kind, p.Slug, err)
+		return fmt.Errorf("%s: record use: %w", useTitle(kind, p.Slug), err)
 	}
 	uctx, cancel := context.WithCancelCause(ctx)
 	stopWatch := e.watchUse(uctx, cancel, u)
@@ -76,7 +76,7 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 	stopWatch()
 	var stopped errStopped
 	if errors.As(context.Cause(uctx), &stopped) && err != nil {
-		err = fmt.Errorf("%s %s: %w: %w", kind, p.Slug, stopped, ErrBusy)
+		err = fmt.Errorf("%s: %w: %w", useTitle(kind, p.Slug), stopped, ErrBusy)
 	}
 	cancel(nil)
 	endErr := e.endUse(context.WithoutCancel(ctx), u)
@@ -88,9 +88,9 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		if stopped.reason != "" {
 			why = stopped.reason
 		}
-		return fmt.Errorf("%s %s: %s; what it changed may not be kept, check and run it again: %w", kind, p.Slug, why, ErrBusy)
+		return fmt.Errorf("%s: %s; what it changed may not be kept, check and run it again: %w", useTitle(kind, p.Slug), why, ErrBusy)
 	case endErr != nil:
-		return fmt.Errorf("%s %s: end use: %w", kind, p.Slug, endErr)
+		return fmt.Errorf("%s: end use: %w", useTitle(kind, p.Slug), endErr)
 	}
 	return nil
 }
@@ -113,15 +113,38 @@ func (e *Engine) endUse(ctx context.Context, u Use) error {
 func (e *Engine) useRefusal(ctx context.Context, p Project, kind string) error {
 	cur, err := e.store.GetProject(ctx, p.ID)
 	if err != nil {
-		return fmt.Errorf("%s %s: project changed, try again: %w", kind, p.Slug, ErrBusy)
+		return fmt.Errorf("%s: project changed, try again: %w", useTitle(kind, p.Slug), ErrBusy)
 	}
 	if cur.OpID != "" && (slices.Contains(exclusiveOps, cur.OpKind) || cur.Status != StatusActive) {
-		return e.inProgress(ctx, kind, cur)
+		return e.inProgress(ctx, useTitle(kind, p.Slug), cur)
 	}
 	if cur.Status != StatusActive {
-		return fmt.Errorf("%s %s: project is %s; wake it first (sailtui project wake %s): %w", kind, p.Slug, cur.Status, p.Slug, ErrBadState)
+		return notActive(kind, p.Slug, cur.Status)
 	}
-	return fmt.Errorf("%s %s: another operation just changed the project, try again: %w", kind, p.Slug, ErrBusy)
+	return fmt.Errorf("%s: another operation just changed the project, try again: %w", useTitle(kind, p.Slug), ErrBusy)
+}
+
+// useTitle names a use the way its command line does, the project first (exec SLUG
+// CONTAINER, files get SLUG), so the words of a refusal can be typed again as they read.
+func useTitle(kind, slug string) string {
+	if name, ok := strings.CutPrefix(kind, "exec "); ok {
+		return "exec " + slug + " " + name
+	}
+	return kind + " " + slug
+}
+
+// notActive refuses a use of a project that is not running, with the two commands that get
+// it done: the wake, then the use again.
+func notActive(kind, slug string, status ProjectStatus) error {
+	title := useTitle(kind, slug)
+	again := "run this again"
+	switch {
+	case strings.HasPrefix(kind, "exec "):
+		again = "sailtui " + title + " -- …"
+	case strings.HasPrefix(kind, "files "):
+		again = "sailtui " + title + " …"
+	}
+	return fmt.Errorf("%s: project is %s; wake it first: sailtui project wake %s, then %s: %w", title, status, slug, again, ErrBadState)
 }
 
 // watchUse polls the use until stop is called: a revocation (or the use gone) cancels ctx with

@@ -58,6 +58,16 @@ func lookupCommand(word string) (command, bool) {
 type runCommandMsg struct {
 	cmd command
 	arg string
+	// line is the line as entered: once the command has run without an error, `-` may run
+	// it again.
+	line string
+}
+
+// ranMsg says the command line ran without an error, once that is known (an undelete when it
+// is done), then delivers then, what the command led to, if anything.
+type ranMsg struct {
+	line string
+	then tea.Msg
 }
 
 // parseCommand turns a command line into what the root carries out, or the hint that says
@@ -72,7 +82,7 @@ func parseCommand(line string) (runCommandMsg, string) {
 	case cm.args == "" && arg != "":
 		return runCommandMsg{}, fmt.Sprintf(":%s takes no argument (got %q)", cm.name, arg)
 	}
-	return runCommandMsg{cmd: cm, arg: arg}, ""
+	return runCommandMsg{cmd: cm, arg: arg, line: strings.TrimSpace(line)}, ""
 }
 
 // maxHistory bounds the prompt's command history.
@@ -103,6 +113,9 @@ type cmdline struct {
 	history []string
 	hpos    int
 	draft   string
+	// ran is the lines that ran without an error, oldest first: what `-` toggles between.
+	// A line that failed is in history (↑ brings it back to be fixed), never here.
+	ran []string
 }
 
 type cmdlineKeys struct {
@@ -165,16 +178,27 @@ func (c *cmdline) remember(line string) {
 	}
 }
 
-// last is the command line `-` runs: the one before the last (so `-` toggles between the
-// last two, as in k9s), or the only one.
+// succeeded notes a line that ran without an error, for `-`.
+func (c *cmdline) succeeded(line string) {
+	if n := len(c.ran); n == 0 || c.ran[n-1] != line {
+		c.ran = append(c.ran, line)
+	}
+	if len(c.ran) > maxHistory {
+		c.ran = c.ran[len(c.ran)-maxHistory:]
+	}
+}
+
+// last is the command line `-` runs: of those that ran without an error, the one before the
+// last (so `-` toggles between the last two, as in k9s), or the only one. A line that failed
+// is never run again by a key that does not show it.
 func (c *cmdline) last() (string, bool) {
-	switch n := len(c.history); n {
+	switch n := len(c.ran); n {
 	case 0:
 		return "", false
 	case 1:
-		return c.history[0], true
+		return c.ran[0], true
 	default:
-		return c.history[n-2], true
+		return c.ran[n-2], true
 	}
 }
 

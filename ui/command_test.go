@@ -108,7 +108,7 @@ func TestCommandCompletionCycles(t *testing.T) {
 func TestCommandHistoryAndLast(t *testing.T) {
 	h, _ := projectsHarness(t, Options{})
 	h.press("-")
-	if s := h.statusText(); !strings.Contains(s, "no command yet") {
+	if s := h.statusText(); !strings.Contains(s, "no command has run yet") {
 		t.Errorf("- without history: %q", s)
 	}
 	h.runLine("tl storefront")

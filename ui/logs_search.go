@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -146,10 +147,17 @@ func (l *logsPane) whySave() string {
 	return ""
 }
 
-// save asks where to write the lines held and writes them in the background.
+// save asks where to write the lines held and writes them in the background. The file goes
+// to the save directory (Options.SaveDir), not to wherever the console was started (under make
+// run, the source tree); the prompt says where, and the status line gives the whole path.
 func (l *logsPane) save() tea.Cmd {
 	name := fmt.Sprintf("%s-%s-%s.log", l.proj.Slug, l.container, l.env.now.In(l.env.loc).Format("20060102-150405"))
-	body := []para{{text: fmt.Sprintf("Write the %d lines held to a file (relative to the directory the console started in). An existing file is not overwritten.", l.ring.len())}}
+	where := "the directory the console started in"
+	if l.env.saveDir != "" {
+		where = l.env.saveDir
+	}
+	body := []para{{text: fmt.Sprintf("Write the %d lines held to a file in %s (or an absolute path). An existing file is not overwritten.", l.ring.len(), where)}}
+	saveDir := l.env.saveDir
 	d := newPrompt(l.env, "Save log", "save", body, name, "file name", 4096, func(path string) tea.Cmd {
 		path = strings.TrimSpace(path)
 		if path == "" {
@@ -158,6 +166,15 @@ func (l *logsPane) save() tea.Cmd {
 		lines := l.ring.lines()
 		stamps, loc := l.stamps, l.env.loc
 		return func() tea.Msg {
+			if !filepath.IsAbs(path) && saveDir != "" {
+				if err := os.MkdirAll(saveDir, 0o700); err != nil {
+					return errMsg{err: fmt.Errorf("save log: make its directory: %w", err)}
+				}
+				path = filepath.Join(saveDir, path)
+			}
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs // the status line says where it is wherever that is
+			}
 			n, err := writeLog(path, lines, stamps, loc)
 			if err != nil {
 				return errMsg{err: fmt.Errorf("save log: %w", err)}

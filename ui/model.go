@@ -51,6 +51,7 @@ func newModel(ctx context.Context, src source, th theme.Theme, opts Options) *mo
 	e := &env{
 		ctx: ctx, src: src, theme: th, idle: src.IdleTimeout(), now: src.Now(),
 		loc: time.Local, readOnly: opts.ReadOnly, busy: map[string]string{}, shell: opts.Shell,
+		saveDir: opts.SaveDir,
 	}
 	if opts.Location != nil {
 		e.loc = opts.Location
@@ -152,6 +153,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.opDone(msg)
 	case runCommandMsg:
 		return m.runCommand(msg)
+	case ranMsg:
+		m.cmd.succeeded(msg.line)
+		if msg.then != nil {
+			return m.update(msg.then)
+		}
 	default:
 		return m.updateLive(msg)
 	}

@@ -181,23 +181,31 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		}
 		return p, ok
 	}
+	// What ends here ran; an undelete and a :logs NAME are known to have run only once they
+	// answer (ranMsg).
+	ran := func() { m.cmd.succeeded(msg.line) }
 	switch msg.cmd.name {
 	case "quit":
 		return tea.Quit
 	case "help":
+		ran()
 		m.showHelp = true
 	case "projects":
+		ran()
 		for len(m.stack) > 1 {
 			m.pop()
 		}
 	case "sweep":
+		ran()
 		return m.show(kindSweep, engine.Project{}, "")
 	case "doctor":
+		ran()
 		return m.show(kindDoctor, engine.Project{}, "")
 	case "undelete":
-		return m.undeleteProject(msg.arg)
+		return m.undeleteProject(msg.line, msg.arg)
 	case "containers", "timeline", "describe":
 		if p, ok := project(); ok {
+			ran()
 			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe}[msg.cmd.name], p, "")
 		}
 	case "logs":
@@ -206,8 +214,9 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 			return hintCmd(":logs: no project selected")
 		}
 		if msg.arg != "" {
-			return m.logsOf(p, msg.arg)
+			return m.logsOf(msg.line, p, msg.arg)
 		}
+		ran()
 		if name := m.knownContainer(p); name != "" {
 			return m.show(kindLogs, p, name)
 		}
@@ -222,10 +231,10 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 	return nil
 }
 
-// logsOf shows the log of container name of project p once the runtime says p has it; a name
-// it does not have is refused with the ones it has, rather than opening a pane that retries
-// forever.
-func (m *model) logsOf(p engine.Project, name string) tea.Cmd {
+// logsOf shows the log of container name of project p once the runtime says p has it (the
+// command line that asked for it then ran); a name it does not have is refused with the ones
+// it has, rather than opening a pane that retries forever.
+func (m *model) logsOf(line string, p engine.Project, name string) tea.Cmd {
 	ctx, src := m.env.ctx, m.env.src
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(ctx, loadTimeout)
@@ -237,7 +246,7 @@ func (m *model) logsOf(p engine.Project, name string) tea.Cmd {
 		names := make([]string, len(cs))
 		for i, c := range cs {
 			if c.Name == name {
-				return showMsg{kind: kindLogs, project: pr, container: name}
+				return ranMsg{line: line, then: showMsg{kind: kindLogs, project: pr, container: name}}
 			}
 			names[i] = c.Name
 		}
@@ -271,11 +280,12 @@ func (m *model) containerNames() []string {
 	return nil
 }
 
-// lastCommand is `-`: the previous command line again (k9s: it toggles between the last two).
+// lastCommand is `-`: the previous command line that ran without an error again (k9s: it
+// toggles between the last two).
 func (m *model) lastCommand() tea.Cmd {
 	line, ok := m.cmd.last()
 	if !ok {
-		return hintCmd("no command yet (: runs one; - then runs the previous one again)")
+		return hintCmd("no command has run yet (: runs one; - then runs the previous one that worked again)")
 	}
 	run, why := parseCommand(line)
 	if why != "" {
@@ -285,9 +295,10 @@ func (m *model) lastCommand() tea.Cmd {
 	return msgCmd(run)
 }
 
-// undeleteProject brings removed project slug back (the CLI's project undelete): it is not in
-// the list, so it is named, not selected. Its return shows through the engine's event.
-func (m *model) undeleteProject(slug string) tea.Cmd {
+// undeleteProject brings removed project slug back (the CLI's project undelete), asked for by
+// the command line line: it is not in the list, so it is named, not selected. Its return
+// shows through the engine's event.
+func (m *model) undeleteProject(line, slug string) tea.Cmd {
 	switch {
 	case m.env.readOnly:
 		return hintCmd("undelete: " + readOnlyHint)
@@ -300,6 +311,6 @@ func (m *model) undeleteProject(slug string) tea.Cmd {
 		if err != nil {
 			return opResult{err: err}
 		}
-		return opResult{info: fmt.Sprintf("%s is back, %s on its final snapshot; w wakes it", p.Slug, p.Status)}
+		return opResult{info: fmt.Sprintf("%s is back, %s on its final snapshot; w wakes it", p.Slug, p.Status), then: ranMsg{line: line}}
 	}})
 }

@@ -31,6 +31,8 @@ type env struct {
 	after func(d time.Duration, msg tea.Msg) tea.Cmd
 	// shell is the command a container's shell runs in (Options.Shell); nil: none.
 	shell func(project, container string) *exec.Cmd
+	// saveDir is where saved logs go (Options.SaveDir).
+	saveDir string
 }
 
 // busyWhy tells why a project cannot take an action now ("" when it can): this console or

@@ -41,6 +41,9 @@ type Options struct {
 	// PROJECT CONTAINER -- sh): the console suspends while it runs on the terminal. nil
 	// leaves e out.
 	Shell func(project, container string) *exec.Cmd
+	// SaveDir is where a saved log goes (a name without a directory is taken from it; it is
+	// made on the first save). "" is the directory the console started in.
+	SaveDir string
 }
 
 // Run shows the console until the operator quits or ctx ends. It returns nil on a normal quit.

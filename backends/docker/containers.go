@@ -148,7 +148,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	// The host port the container had before, while it is free: its URL keeps working across
 	// stops, restores and wakes. Taken meanwhile, the engine picks another.
 	kept := r.keptPort(p, c.Name)
-	r.mark(p, c.Name, engine.LogMarkStarted)
+	marked := false
 	for {
 		created, err := r.create(ctx, svc, netID, kept)
 		if cerrdefs.IsConflict(err) {
@@ -159,6 +159,12 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 		}
 		if err != nil {
 			return engine.ContainerStatus{}, err
+		}
+		if !marked {
+			// Only once there is a container (a missing image fails the create: nothing
+			// started), and before it runs, so the marker comes before what it writes.
+			r.mark(p, c.Name, engine.LogMarkStarted)
+			marked = true
 		}
 		if _, err := r.cli.ContainerStart(ctx, created, client.ContainerStartOptions{}); err != nil {
 			_ = r.remove(context.WithoutCancel(ctx), created)

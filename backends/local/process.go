@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -62,6 +63,32 @@ func (r *Runtime) writeRecord(slug, name string, rec *record) error {
 		return err
 	}
 	return hostfs.WriteFileAtomic(r.recordPath(slug, name), append(b, '\n'), 0o600)
+}
+
+// portPath is where the port container name last had is kept: beside its log, which a
+// hibernation keeps (it removes the run records) and a deletion drops (DropLogs), so a wake
+// gives the old ports back, as docker does, and the URLs an operator has open work again.
+func (r *Runtime) portPath(slug, name string) string {
+	return filepath.Join(r.logDir(slug), name+".port")
+}
+
+// keptPort is the port container name last had; 0 when none was kept.
+func (r *Runtime) keptPort(slug, name string) int {
+	b, err := os.ReadFile(r.portPath(slug, name))
+	if err != nil {
+		return 0
+	}
+	port, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || port <= 0 || port > 65535 {
+		return 0 // a damaged record only loses the port
+	}
+	return port
+}
+
+// keepPort records the port of a started container (under its lock). A port not kept is only
+// a different URL after the next wake, not a failed start.
+func (r *Runtime) keepPort(slug, name string, port int) {
+	_ = hostfs.WriteFileAtomic(r.portPath(slug, name), []byte(strconv.Itoa(port)+"\n"), 0o600)
 }
 
 // lock serialises changes to one container's record across goroutines and processes.
@@ -148,7 +175,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 	if err != nil {
 		return engine.ContainerStatus{}, err
 	}
-	prevPort := 0
+	prevPort := r.keptPort(p.Slug, c.Name) // a hibernation removed the record, not this
 	if prev != nil {
 		if groupAlive(prev.PID, prev.StartTicks) {
 			return r.status(c.Name, prev), nil
@@ -209,6 +236,7 @@ func (r *Runtime) startContainer(ctx context.Context, p engine.Project, c engine
 			CaptureTicks: capt.ticks,
 		}
 		if err = r.writeRecord(p.Slug, c.Name, rec); err == nil {
+			r.keepPort(p.Slug, c.Name, port)
 			ch := &child{pid: pid, ticks: ticks, done: make(chan struct{}), capture: capt}
 			r.mu.Lock()
 			r.children[p.Slug+"/"+c.Name] = ch

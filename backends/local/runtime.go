@@ -41,7 +41,8 @@ type Config struct {
 	// LogDir holds container output: <LogDir>/<slug>/<container>.log (and .log.1, the file
 	// before it), each line with the time it was written. It must not be inside ProjectsDir:
 	// logs are kept across hibernation and are in no snapshot; they go when the project is
-	// deleted (DropLogs).
+	// deleted (DropLogs). The port each container last had is kept there with them
+	// (<container>.port), so a wake gives it back.
 	LogDir string
 	// LogMaxBytes caps each container's log on disk, current and rotated file together
 	// (default 8 MiB).

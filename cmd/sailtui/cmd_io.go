@@ -318,7 +318,7 @@ func filesCmd(a *app) *cobra.Command {
 func eventsCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "events",
-		Short: "Stream status events until interrupted (embedded store: this process's own events only)",
+		Short: "Stream status events until interrupted (every process's with PostgreSQL; the embedded store carries none between processes)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			eng, err := a.engine(cmd.Context())
@@ -328,6 +328,13 @@ func eventsCmd(a *app) *cobra.Command {
 			ch, err := eng.Subscribe(cmd.Context())
 			if err != nil {
 				return err
+			}
+			if a.cfg.DatabaseURL == "" {
+				// The embedded store's events stay in the process that made them, and this one
+				// makes none: without a word it would print nothing, forever.
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: the embedded SQLite store carries no events between processes, so this shows none of "+
+					"another sailtui's changes; PostgreSQL (DATABASE_URL) carries every process's events, and the console (sailtui) "+
+					"follows other processes' changes on SQLite too")
 			}
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			for ev := range ch {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/spf13/cobra"
 
@@ -38,8 +39,8 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 			if o.Image == "" {
 				// A CronJob on :latest runs whatever was pushed last, a different sailtui from
 				// one run to the next.
-				return fmt.Errorf("this sailtui is a development build, with no release version to name its image by: "+
-					"give the image the CronJobs run with --image (e.g. --image registry.example.com/sailtui:1.2.0): %w", engine.ErrBadInput)
+				return fmt.Errorf("this sailtui is a development build (version %s), with no release version to name its image by: "+
+					"give the image the CronJobs run with --image (e.g. --image registry.example.com/sailtui:1.2.0): %w", version, engine.ErrBadInput)
 			}
 			b, err := deploy.YAML(o)
 			if err != nil {
@@ -51,7 +52,7 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&o.Namespace, "namespace", kubernetes.SweeperNamespace, "namespace of the ServiceAccount and the CronJobs")
-	fs.StringVar(&o.Image, "image", o.Image, "the sailtui image the CronJobs run (default: this release's sailtui:<version>; required for a development build)")
+	fs.StringVar(&o.Image, "image", o.Image, "the sailtui image the CronJobs run (default: this release's sailtui:<version>; required for a development build, make build's too)")
 	fs.BoolVar(&o.S3Snapshots, "s3-snapshots", false, "no CSI snapshot class (K8S_USE_S3_SNAPSHOTS=true): grant pods/exec in project namespaces for the S3 sandwich")
 	fs.StringVar(&o.ConfigMap, "config-map", deploy.DefaultConfigMap, "ConfigMap the sweeps take their settings from (envFrom; not created)")
 	fs.StringVar(&o.Secret, "secret", deploy.DefaultSecret, "Secret with DATABASE_URL and AWS credentials (envFrom; not created)")
@@ -61,10 +62,15 @@ K8S_SWEEPER_SERVICE_ACCOUNT=<namespace>/sailtui-sweeper.`,
 	return cmd
 }
 
+// releaseVersion is what a release is stamped with: a version number (1.2.0, v1.2.0-rc.1).
+// make build stamps `git describe` (a commit, e0c1a2f-dirty, v1.2.0-3-ge0c1a2f): a
+// development build, whose sailtui:<version> image nothing builds or publishes.
+var releaseVersion = regexp.MustCompile(`^v?\d+\.\d+\.\d+(-(rc|alpha|beta)(\.?\d+)?)?$`)
+
 // defaultImage is the image of this build: a release's version tag; "" for a development
 // build, which must be told (never :latest).
 func defaultImage() string {
-	if version == "" || version == "dev" {
+	if !releaseVersion.MatchString(version) {
 		return ""
 	}
 	return "sailtui:" + version

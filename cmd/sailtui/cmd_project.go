@@ -30,6 +30,9 @@ type projectRow struct {
 	Operation    string    `json:"operation,omitempty"`
 	// NextStep says what moves a failed project on (engine.NextStep).
 	NextStep string `json:"next_step,omitempty"`
+	// Containers are the project's containers as containers ls gives them, after the actions
+	// that make or start them (project create, start, wake); absent elsewhere.
+	Containers []containerRow `json:"containers,omitempty"`
 	// shown is the status as tables show it (engine.DisplayStatus): "start failed" for an
 	// active project whose last start failed.
 	shown string
@@ -42,7 +45,30 @@ func rowOf(p engine.Project) projectRow {
 }
 
 func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
+	return printProjectRow(a, cmd, p, rowOf(p), nil)
+}
+
+// printWithContainers prints the project an action made or started with its containers as
+// containers ls shows them (their URLs are what the operator goes on to open). A listing
+// that cannot be read does not undo the action: the project is printed alone, with a warning.
+func printWithContainers(a *app, cmd *cobra.Command, eng *engine.Engine, p engine.Project) error {
+	l, err := listContainers(cmd.Context(), eng, p.ID, nil)
+	if err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warning: containers not listed: %s\n", printable(err.Error()))
+		return printProject(a, cmd, p)
+	}
 	r := rowOf(p)
+	r.Containers = l.rows
+	return printProjectRow(a, cmd, p, r, func(tw *tabwriter.Writer) {
+		if len(l.rows) > 0 {
+			fmt.Fprintln(tw)
+			l.table(tw, false)
+		}
+	})
+}
+
+// printProjectRow prints r, the row of p, and then what more writes, if anything.
+func printProjectRow(a *app, cmd *cobra.Command, p engine.Project, r projectRow, more func(tw *tabwriter.Writer)) error {
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, printable(r.StatusReason))
 		if r.NextStep != "" {
@@ -53,6 +79,9 @@ func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
 			fmt.Fprintf(tw, "its final snapshot is kept %d days: sailtui project undelete %s brings it back\n", int(engine.SnapshotRetention.Hours()/24), p.Slug)
 		case p.Status == engine.StatusHibernated && p.StatusReason != "" && strings.HasPrefix(p.StatusReason, "undeleted"):
 			fmt.Fprintf(tw, "next: sailtui project wake %s\n", p.Slug)
+		}
+		if more != nil {
+			more(tw)
 		}
 	})
 }
@@ -131,7 +160,7 @@ func projectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printProject(a, cmd, p)
+			return printWithContainers(a, cmd, eng, p)
 		},
 	}
 	create.Flags().StringVar(&from, "from", "", "directory to copy in")
@@ -151,11 +180,18 @@ func projectCmd(a *app) *cobra.Command {
 						return err
 					}
 				}
+				before := lookBefore(cmd.Context(), eng, args[0])
 				ctx, done := a.withProgress(cmd.Context())
 				p, err := run(eng, ctx, args[0])
 				done()
+				if err != nil && cmd.Context().Err() != nil {
+					return interruptedReport(cmd.Context(), eng, use, args[0], before)
+				}
 				if err != nil {
 					return err
+				}
+				if use == "start" || use == "wake" {
+					return printWithContainers(a, cmd, eng, p)
 				}
 				return printProject(a, cmd, p)
 			},
@@ -208,7 +244,8 @@ sailtui projects ls --all -o json names it instead of the slug.`
 // Port is the port the service listens on: in docker mode inside its container (what its PORT
 // is), the one it runs with when it runs or exited, else the one its next start gives it (the
 // container's --port, else its TESSLATE.md's, else 3000). Elsewhere it is where this machine
-// reaches a running container, else the container's --port. HostPort is where this machine
+// reaches a running container, else the container's --port (local: its declared port, its
+// TESSLATE.md's too; 0 when none is known). HostPort is where this machine
 // reaches it while it runs; ExitCode is set for an exited container only.
 type containerRow struct {
 	Name      string                `json:"name"`
@@ -264,86 +301,18 @@ func containersCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			usage := measureUsage(cmd.Context(), eng, args[0])
-			p, views, err := eng.ProbeContainers(cmd.Context(), args[0])
+			l, err := listContainers(cmd.Context(), eng, args[0], cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			used := usage(cmd.ErrOrStderr())
-			conns, err := eng.Connections(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			rows := make([]containerRow, len(views))
-			for i, v := range views {
-				port := servicePort(cmd.Context(), eng, p, v)
-				rows[i] = containerRow{Name: v.Name, Directory: v.Directory, Status: v.Status.State, Port: port,
-					HostPort: v.Status.HostPort, URL: v.Status.URL, LocalURL: v.Status.LocalURL, PID: v.Status.PID, Command: v.Command,
-					Detail: v.Status.Detail, Kind: v.Kind.String(), Image: v.Image, DataPath: v.DataPath, Volume: v.Status.Volume,
-					Endpoint: v.Endpoint, Exports: v.Exports, Primary: v.Primary, Live: v.Status.PortAnswers}
-				for _, cn := range conns {
-					if cn.From == v.Name {
-						rows[i].ConnectsTo = append(rows[i].ConnectsTo, cn.To)
-					}
-				}
-				if u, ok := used[v.Name]; ok {
-					rows[i].Usage = &u
-				}
-				if v.Status.State == engine.ContainerExited {
-					code := v.Status.ExitCode
-					rows[i].ExitCode = &code
-				}
-				if !v.Status.StartedAt.IsZero() && v.Status.State == engine.ContainerRunning {
-					rows[i].Uptime = time.Since(v.Status.StartedAt).Round(time.Second).String()
-				}
-			}
-			for _, v := range views {
+			for _, v := range l.views {
 				if why := v.Status.RouteProblem; why != "" {
 					// Once, not per row: it is the cluster's, not a container's.
 					defer fmt.Fprintf(cmd.ErrOrStderr(), "note: URLs marked (not served): %s\n", printable(why))
 					break
 				}
 			}
-			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
-				fmt.Fprintln(tw, "NAME\tKIND\tSOURCE\tSTATUS\tPORT\tLIVE\tURL\tUPTIME\tCPU\tMEM")
-				for i, r := range rows {
-					status := string(r.Status)
-					if r.ExitCode != nil {
-						status += fmt.Sprintf(" (%d)", *r.ExitCode)
-					}
-					if r.Detail != "" && r.Status != engine.ContainerRunning && !saysExitCode(r) {
-						// Why it does not run is what an operator looks for first.
-						status += ": " + clip(printable(r.Detail), 70)
-					}
-					url := r.URL
-					if st := views[i].Status; st.Unrouted && st.LocalURL != "" {
-						url = st.LocalURL // the route would not resolve: no router is configured
-					} else if st.RouteProblem != "" {
-						url += " (not served)" // why: once, on stderr
-					}
-					name := r.Name
-					if r.Primary {
-						name += " *" // the primary app, shown first by the console
-					}
-					cpu, mem := "-", "-"
-					if r.Usage != nil {
-						cpu, mem = r.Usage.CPUText(), r.Usage.MemoryText()
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", name, r.Kind, printable(containerSource(views[i])), status, r.Port, liveWord(r.Live), url, r.Uptime, cpu, mem)
-				}
-				if len(conns) > 0 {
-					// A table of its own (the blank line ends the first one's columns): what
-					// each connection puts in its FROM's environment at FROM's next start.
-					fmt.Fprintln(tw, "\nCONNECTION\tGIVES")
-					for _, cn := range conns {
-						gives := "-"
-						if keys := exportKeys(views, cn.To); len(keys) > 0 {
-							gives = strings.Join(keys, ", ")
-						}
-						fmt.Fprintf(tw, "%s → %s\t%s\n", cn.From, cn.To, printable(gives))
-					}
-				}
-			})
+			return a.out(cmd).emit(l.rows, func(tw *tabwriter.Writer) { l.table(tw, true) })
 		},
 	}
 }
@@ -422,6 +391,14 @@ func servicePort(ctx context.Context, eng *engine.Engine, p engine.Project, v en
 	}
 	if v.Status.HostPort > 0 {
 		return v.Status.HostPort
+	}
+	if eng.Mode() == "local" && v.Runs() {
+		// Not running: the port it declares, TESSLATE.md's too, read as a start reads it (the
+		// files are on this machine); it runs on a free port of this machine, told the
+		// declared one in SAILTUI_DECLARED_PORT.
+		if spec, err := eng.StartSpecFor(ctx, p, v.Container); err == nil && spec.DeclaredPort() > 0 {
+			return spec.DeclaredPort()
+		}
 	}
 	return v.Port
 }

@@ -193,8 +193,12 @@ func runHeadless(cmd *cobra.Command, a *app, which string, f sweepFlags, m metri
 	return nil
 }
 
-// exitCodeOf is the exit status main gives err: 2 for bad input, else 1.
+// exitCodeOf is the exit status main gives err: 130 when a signal cut it short, 2 for bad
+// input, else 1.
 func exitCodeOf(err error) int {
+	if errors.Is(err, errInterrupted) {
+		return 130
+	}
 	if errors.Is(err, engine.ErrBadInput) || errors.Is(err, engine.ErrBadPath) || errors.Is(err, errUnreachable) {
 		return 2
 	}

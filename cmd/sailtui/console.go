@@ -3,7 +3,9 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 
+	"github.com/adrg/xdg"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -24,8 +26,16 @@ func runConsole(cmd *cobra.Command, a *app, demo bool) error {
 	}
 	return ui.Run(ctx, eng, ui.Options{
 		Skin: a.cfg.Skin, ReadOnly: a.cfg.ReadOnly, Mode: eng.Mode(), StoreName: eng.StoreName(),
-		Shell: shellCommand(cmd.Root().PersistentFlags()),
+		Shell:   shellCommand(cmd.Root().PersistentFlags()),
+		SaveDir: savedLogsDir(),
 	})
+}
+
+// savedLogsDir is where the console's log saves go: the user's XDG state directory, which
+// holds a program's logs and history, not the directory the console was started in (under
+// make run, the source tree) nor the state directory (make clean removes the demo's).
+func savedLogsDir() string {
+	return filepath.Join(xdg.StateHome, "sailtui", "saved-logs")
 }
 
 // shellCommand is how the console's e opens a shell: this binary's own `exec -it ... -- sh`,

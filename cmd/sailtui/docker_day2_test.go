@@ -219,7 +219,8 @@ func TestDockerNamesNeverCollide(t *testing.T) {
 }
 
 // TestDockerMissingImage (issue 20, item 6): a DEVSERVER_IMAGE that does not exist fails the
-// start once for the whole project, naming `make image`, without a doubled "start" prefix.
+// start once for the whole project, naming `make image`, without a doubled "start" prefix;
+// the log of a container it could not create holds no start (issue 31).
 func TestDockerMissingImage(t *testing.T) {
 	slug := "noimg-" + randSuffix(t)
 	c, _ := dockerCLI(t, slug)
@@ -235,6 +236,10 @@ func TestDockerMissingImage(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr, slug+"/app") || !strings.Contains(r.stderr, slug+"/web") {
 		t.Errorf("the error does not name the containers it failed: %q", r.stderr)
+	}
+	// Issue 31: no container was made, so its log says nothing started.
+	if out := c.ok("logs", slug, "web"); strings.Contains(out, "started") {
+		t.Errorf("the log of a container whose create failed: %q", out)
 	}
 }
 

@@ -23,6 +23,10 @@ import (
 // version is set at build time (-ldflags "-X main.version=...").
 var version = "dev"
 
+// signalled is closed when a signal has ended the command's context: the interrupt test hook
+// (crashHook) waits for it.
+var signalled <-chan struct{}
+
 // exitError carries a specific exit code (exec passes the command's own through).
 type exitError struct{ code int }
 
@@ -33,6 +37,7 @@ func main() {
 	// context: by default it would kill sailtui on the spot, leaving what it holds behind (a
 	// terminal exec's session running on, its use of the project recorded).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signalled = ctx.Done()
 	err := newRoot().ExecuteContext(ctx)
 	stop()
 	if err == nil {

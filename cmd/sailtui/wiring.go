@@ -177,16 +177,23 @@ func shellQuote(s string) string {
 }
 
 // crashHook lets the crash-safety tests kill this process (SIGKILL, no cleanup) right after a
-// named journaled step: SAILTUI_TEST_CRASH_AT=hibernate:snapshot-written.
+// named journaled step: SAILTUI_TEST_CRASH_AT=hibernate:snapshot-written. And the interrupt
+// tests interrupt it there as a Ctrl-C does (SIGINT: SAILTUI_TEST_INTERRUPT_AT=hibernate:stopped);
+// the step returns once the command's context has seen the signal, so the operation goes on
+// interrupted from that step, the same every run.
 func crashHook() func(engine.OpKind, string) {
-	at := os.Getenv("SAILTUI_TEST_CRASH_AT")
-	if at == "" {
+	crashAt, interruptAt := os.Getenv("SAILTUI_TEST_CRASH_AT"), os.Getenv("SAILTUI_TEST_INTERRUPT_AT")
+	if crashAt == "" && interruptAt == "" {
 		return nil
 	}
 	return func(kind engine.OpKind, step string) {
-		if string(kind)+":"+step == at {
+		switch string(kind) + ":" + step {
+		case crashAt:
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {}
+		case interruptAt:
+			_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+			<-signalled
 		}
 	}
 }
