@@ -156,9 +156,15 @@ func testTerminalResize(t *testing.T, e *env) {
 
 func testTerminalNoInput(t *testing.T, e *env) {
 	c := e.shell("x", "app")
-	// The sleep: an engine older than API 1.42 sizes an exec's terminal only once it runs
-	// (docker's CLI resizes it then too), so a command must not read its size at once.
-	s := e.terminal(c, engine.ExecRequest{Argv: []string{"sh", "-c", `test -t 1 && echo "out-tty-$((3*3))"; sleep 1; stty size; exit 3`}}, engine.TermSize{}, false)
+	// The wait: an engine older than API 1.42 sizes an exec's terminal only once it runs
+	// (docker's CLI resizes it then too), and a kubelet applies the size its stream sends
+	// when it gets to it (a loaded node: over a second), so a command must not read its size
+	// at once. It asks until the terminal has one (stty fails or says "0 0" before), for up
+	// to 30 s; what it then says is the size under test.
+	script := `test -t 1 && echo "out-tty-$((3*3))"
+i=0; while [ $i -lt 150 ]; do sz=$(stty size 2>/dev/null) && [ -n "$sz" ] && [ "$sz" != "0 0" ] && break; sleep 0.2; i=$((i+1)); done
+stty size; exit 3`
+	s := e.terminal(c, engine.ExecRequest{Argv: []string{"sh", "-c", script}}, engine.TermSize{}, false)
 	res, err := s.wait()
 	if err != nil || res.ExitCode != 3 {
 		t.Errorf("sh -c '...; exit 3' on a terminal: %+v, %v; want exit code 3", res, err)
