@@ -25,15 +25,7 @@ func TestKubernetesNodeCreateFrom(t *testing.T) {
 		"web/.hidden":                        "hidden\n",
 		"web/nested/deep/deeper/deepest.txt": "deepest\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, src, files)
 	if err := os.WriteFile(filepath.Join(src, "web/run.sh"), []byte("#!/bin/sh\necho run\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -228,6 +228,20 @@ func waitHTTP(t *testing.T, url, want string) {
 	t.Fatalf("GET %s never served %q: %s", url, want, last)
 }
 
+// writeFiles writes each file of files (name → content, directories made) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // writeSource lays out a project source: a root container and a web container.
 func writeSource(t *testing.T) string {
 	t.Helper()
@@ -241,15 +255,7 @@ func writeSource(t *testing.T) string {
 		"scripts/build.sh":  "#!/bin/sh\necho build\n",
 		"data/\xff\xfe.bin": "non-utf8 name\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(src, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, src, files)
 	must(t, os.Chmod(filepath.Join(src, "scripts/build.sh"), 0o755))
 	must(t, os.Symlink("web/index.html", filepath.Join(src, "link-to-web")))
 	must(t, os.Symlink("does-not-exist", filepath.Join(src, "dangling")))
