@@ -19,8 +19,9 @@ GOTEST       := $(GO) test -count=1
 # busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh),
 # wget (the dev-server image's HTTP client; `make image` also fetches Debian's busybox package).
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
-# containerd of its own, never the system's).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins
+# containerd of its own, never the system's). patch (GNU patch) applies the .patch files of the
+# copies under ui/third_party for vendorcheck (make lint, make check-upstream).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins patch
 
 .PHONY: cluster cluster-down node-tool k9s
 .PHONY: image
@@ -153,7 +154,8 @@ bench: tools k9s
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes(Node)?$$' -benchtime 5x -timeout 30m ./backends/kubernetes/
 
 ## lint also checks that each copy under ui/third_party is its release (the version go.mod
-## requires, from the module proxy or cache) plus its .patch files and nothing else.
+## requires, from the module proxy or cache) plus its .patch files (applied by GNU patch, which
+## make deps installs) and nothing else.
 ## check-upstream says whether a newer release exists and whether the patches apply to it.
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \

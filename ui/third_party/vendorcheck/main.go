@@ -8,6 +8,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -108,19 +109,13 @@ func check(c vendored, version, relDir string) ([]string, error) {
 		problems = append(problems, fmt.Sprintf("%s/PATCH.md does not name %s, the version go.mod asks for: say which release the copy is", c.dir, version))
 	}
 
-	// What the copy should hold: the release's kept files, patched.
-	want := map[string][]byte{}
-	err := filepath.WalkDir(relDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel := filepath.ToSlash(must(filepath.Rel(relDir, p)))
-		if kept(rel) {
-			want[rel], err = os.ReadFile(p)
-		}
-		return err
-	})
+	// What the copy should hold: the release's kept files, patched by patch(1) in a copy of it.
+	tmp, err := os.MkdirTemp("", "vendorcheck-")
 	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.CopyFS(tmp, os.DirFS(relDir)); err != nil { // the module cache's files are read-only; the copies are not
 		return nil, err
 	}
 	patchOf := map[string]string{}
@@ -128,29 +123,53 @@ func check(c vendored, version, relDir string) ([]string, error) {
 	patches, _ := filepath.Glob(filepath.Join(c.dir, "*.patch"))
 	slices.Sort(patches)
 	for _, p := range patches {
-		data, err := os.ReadFile(p)
+		names, strip, err := patchFiles(p)
 		if err != nil {
 			return nil, err
 		}
-		fps, err := parsePatch(data)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s: %v: regenerate it", p, err))
+		if len(names) == 0 {
+			problems = append(problems, fmt.Sprintf("%s names no file (no \"+++ \" header): regenerate it", p))
 			continue
 		}
-		for _, fp := range fps {
-			src, ok := want[fp.name]
-			if !ok {
-				problems = append(problems, fmt.Sprintf("%s edits %s, which %s does not have (or the copy leaves out)", p, fp.name, mv))
-				continue
+		skip := false
+		for _, name := range names {
+			if !kept(name) {
+				problems = append(problems, fmt.Sprintf("%s edits %s, which the copy leaves out", p, name))
+				skip = true
 			}
-			out, err := fp.apply(src, false)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s does not apply to %s of %s: %v: regenerate it: %s", p, fp.name, mv, err, diffCmd(relDir, c.dir, fp.name, p)))
-				unpatchable[fp.name] = true
-				continue
-			}
-			want[fp.name], patchOf[fp.name] = out, p
 		}
+		if skip {
+			continue
+		}
+		out, ok, err := runPatch(tmp, p, strip)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%s does not apply to %s of %s: regenerate it: %s; patch says:\n    %s",
+				p, strings.Join(names, ", "), mv, diffCmd(relDir, c.dir, p, names...), strings.ReplaceAll(out, "\n", "\n    ")))
+			for _, name := range names {
+				unpatchable[name] = true
+			}
+			continue
+		}
+		for _, name := range names {
+			patchOf[name] = p
+		}
+	}
+	want := map[string][]byte{}
+	err = filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel := filepath.ToSlash(must(filepath.Rel(tmp, p)))
+		if kept(rel) {
+			want[rel], err = os.ReadFile(p)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	// What it holds.
@@ -186,10 +205,10 @@ func check(c vendored, version, relDir string) ([]string, error) {
 		line := firstDiffLine(got, exp)
 		if pf, ok := patchOf[rel]; ok {
 			problems = append(problems, fmt.Sprintf("%s differs from %s plus %s (first at line %d): if the change is meant, regenerate the patch: %s; if not, restore the file: cat %s > %s && patch %s %s",
-				p, mv, filepath.Base(pf), line, diffCmd(relDir, c.dir, rel, pf), filepath.Join(relDir, rel), p, p, pf))
+				p, mv, filepath.Base(pf), line, diffCmd(relDir, c.dir, pf, rel), filepath.Join(relDir, rel), p, p, pf))
 		} else {
 			problems = append(problems, fmt.Sprintf("%s differs from %s (first at line %d) and no .patch changes it: restore it: cat %s > %s; or, if the change is meant, add a patch (%s) and say why in PATCH.md",
-				p, mv, line, filepath.Join(relDir, rel), p, diffCmd(relDir, c.dir, rel, filepath.Join(c.dir, "NAME.patch"))))
+				p, mv, line, filepath.Join(relDir, rel), p, diffCmd(relDir, c.dir, filepath.Join(c.dir, "NAME.patch"), rel)))
 		}
 		return nil
 	})
@@ -209,13 +228,78 @@ func check(c vendored, version, relDir string) ([]string, error) {
 	return problems, nil
 }
 
-// diffCmd is the command that writes rel's change as a patch the checker reads.
-func diffCmd(relDir, copyDir, rel, patch string) string {
-	abs, err := filepath.Abs(filepath.Join(copyDir, rel))
-	if err != nil {
-		abs = filepath.Join(copyDir, rel)
+// diffCmd is the command that writes the change of the files rels as a patch the checker reads
+// (with patch -p1).
+func diffCmd(relDir, copyDir, patch string, rels ...string) string {
+	var diffs []string
+	for _, rel := range rels {
+		abs, err := filepath.Abs(filepath.Join(copyDir, rel))
+		if err != nil {
+			abs = filepath.Join(copyDir, rel)
+		}
+		diffs = append(diffs, fmt.Sprintf("diff -u --label a/%s --label b/%s %s %s", rel, rel, rel, abs))
 	}
-	return fmt.Sprintf("(cd %s && diff -u --label a/%s --label b/%s %s %s) > %s", relDir, rel, rel, rel, abs, patch)
+	return fmt.Sprintf("(cd %s && %s) > %s", relDir, strings.Join(diffs, "; "), patch)
+}
+
+// patchFiles reads the files a unified diff edits (its "+++ " headers, each after a "--- "
+// line) and the -p level patch(1) needs to find them in the release's root: 1 when every
+// header names a/NAME and b/NAME (diff --label a/NAME --label b/NAME, git diff), else 0
+// ("--- tea.go (v2.1.1)").
+func patchFiles(patchFile string) (names []string, strip int, err error) {
+	data, err := os.ReadFile(patchFile)
+	if err != nil {
+		return nil, 0, err
+	}
+	name := func(header string) string {
+		header, _, _ = strings.Cut(header, "\t")
+		header, _, _ = strings.Cut(header, " ")
+		return header
+	}
+	strip = 1
+	lines := strings.Split(string(data), "\n")
+	for i := 1; i < len(lines); i++ {
+		oldH, ok1 := strings.CutPrefix(lines[i-1], "--- ")
+		newH, ok2 := strings.CutPrefix(lines[i], "+++ ")
+		if !ok1 || !ok2 {
+			continue
+		}
+		names = append(names, name(newH))
+		if !strings.HasPrefix(name(oldH), "a/") || !strings.HasPrefix(name(newH), "b/") {
+			strip = 0
+		}
+	}
+	if strip == 1 {
+		for i := range names {
+			names[i] = strings.TrimPrefix(names[i], "b/")
+		}
+	}
+	return names, strip, nil
+}
+
+// runPatch applies patchFile to the tree in dir with GNU patch, given more flags ("--dry-run":
+// only say whether it would apply; "-R": reverse it). ok is whether every hunk applied; out is
+// what patch said. err is for patch missing or failing to run, not for a patch that does not
+// apply.
+func runPatch(dir, patchFile string, strip int, flags ...string) (out string, ok bool, err error) {
+	abs, err := filepath.Abs(patchFile) // patch reads -i after changing to -d
+	if err != nil {
+		return "", false, err
+	}
+	args := append([]string{"--batch", "--forward", "--no-backup-if-mismatch", fmt.Sprintf("-p%d", strip), "-d", dir, "-i", abs}, flags...)
+	cmd := exec.Command("patch", args...)
+	b, err := cmd.CombinedOutput()
+	out = strings.TrimRight(string(b), "\n")
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		return out, true, nil
+	case errors.As(err, &exit):
+		return out, false, nil
+	case errors.Is(err, exec.ErrNotFound):
+		return "", false, fmt.Errorf("GNU patch is not installed (%v): run make deps, which installs it (the Debian package patch)", err)
+	}
+	return out, false, fmt.Errorf("patch %s: %v: %s", strings.Join(args, " "), err, out)
 }
 
 func firstDiffLine(a, b []byte) int {
@@ -252,33 +336,38 @@ func checkUpstream(w *os.File, c vendored, version string) error {
 	if err != nil {
 		return err
 	}
+	tmp, err := os.MkdirTemp("", "vendorcheck-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.CopyFS(tmp, os.DirFS(dir)); err != nil {
+		return err
+	}
 	patches, _ := filepath.Glob(filepath.Join(c.dir, "*.patch"))
 	slices.Sort(patches)
 	for _, p := range patches {
-		data, err := os.ReadFile(p)
+		names, strip, err := patchFiles(p)
 		if err != nil {
 			return err
 		}
-		fps, err := parsePatch(data)
+		files := strings.Join(names, ", ")
+		out, fwd, err := runPatch(tmp, p, strip, "--dry-run")
 		if err != nil {
-			return fmt.Errorf("%s: %v", p, err)
+			return err
 		}
-		for _, fp := range fps {
-			src, err := os.ReadFile(filepath.Join(dir, fp.name))
-			if err != nil {
-				fmt.Fprintf(w, "  %s: %s has no %s\n", filepath.Base(p), latest.Version, fp.name)
-				continue
-			}
-			_, errFwd := fp.apply(src, false)
-			_, errRev := fp.apply(src, true)
-			switch {
-			case errRev == nil:
-				fmt.Fprintf(w, "  %s: %s of %s already has this change (the patch reverses cleanly)\n", filepath.Base(p), fp.name, latest.Version)
-			case errFwd == nil:
-				fmt.Fprintf(w, "  %s: applies to %s of %s (the release does not have the change)\n", filepath.Base(p), fp.name, latest.Version)
-			default:
-				fmt.Fprintf(w, "  %s: does not apply to %s of %s (%v): upstream changed this code; port the patch by hand\n", filepath.Base(p), fp.name, latest.Version, errFwd)
-			}
+		_, rev, err := runPatch(tmp, p, strip, "--dry-run", "-R")
+		if err != nil {
+			return err
+		}
+		switch {
+		case rev:
+			fmt.Fprintf(w, "  %s: %s of %s already has this change (the patch reverses cleanly)\n", filepath.Base(p), files, latest.Version)
+		case fwd:
+			fmt.Fprintf(w, "  %s: applies to %s of %s (the release does not have the change)\n", filepath.Base(p), files, latest.Version)
+		default:
+			fmt.Fprintf(w, "  %s: does not apply to %s of %s: upstream changed this code; port the patch by hand; patch says:\n    %s\n",
+				filepath.Base(p), files, latest.Version, strings.ReplaceAll(out, "\n", "\n    "))
 		}
 	}
 	return nil

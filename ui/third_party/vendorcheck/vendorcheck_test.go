@@ -7,64 +7,10 @@ import (
 	"testing"
 )
 
-const before = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n"
-
-// A patch of before: c becomes C, an x after f, the last line loses its newline.
-const patchText = `--- x.go (v1)
-+++ x.go (patched)
-@@ -2,3 +2,3 @@
- b
--c
-+C
- d
-@@ -5,6 +5,7 @@
- e
- f
-+x
- g
- h
- i
--j
-+j
-\ No newline at end of file
-`
-
-const after = "a\nb\nC\nd\ne\nf\nx\ng\nh\ni\nj"
-
-func TestPatchApplies(t *testing.T) {
-	fps, err := parsePatch([]byte(patchText))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(fps) != 1 || fps[0].name != "x.go" || len(fps[0].hunks) != 2 {
-		t.Fatalf("parsed %+v", fps)
-	}
-	fp := fps[0]
-	if got, err := fp.apply([]byte(before), false); err != nil || string(got) != after {
-		t.Fatalf("apply: %q, %v; want %q", got, err, after)
-	}
-	if got, err := fp.apply([]byte(after), true); err != nil || string(got) != before {
-		t.Fatalf("reverse: %q, %v; want %q", got, err, before)
-	}
-	// Lines added above the hunks shift them, as in a newer release.
-	if got, err := fp.apply([]byte("0\n0\n"+before), false); err != nil || string(got) != "0\n0\n"+after {
-		t.Fatalf("shifted: %q, %v", got, err)
-	}
-	// Changed context does not match: no fuzz.
-	if _, err := fp.apply([]byte(strings.Replace(before, "d\n", "D\n", 1)), false); err == nil || !strings.Contains(err.Error(), "1 of 2 hunks") {
-		t.Fatalf("changed context: %v, want 1 of 2 hunks failing", err)
-	}
-	if _, err := fp.apply([]byte(after), false); err == nil {
-		t.Fatal("the patch applied twice")
-	}
-	if _, err := parsePatch([]byte("--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n")); err == nil {
-		t.Fatal("a hunk cut short parses")
-	}
-}
-
 // TestCheckCopies runs the check on a temporary copy of each vendored copy: it passes as the
-// tree is, and on the first copy it fails, naming the file, when a byte of a patched or an
-// unpatched file changes, a file is added or one is missing.
+// tree is (bubbletea's patches are applied with -p0, ultraviolet's with -p1), and on the first
+// copy it fails, naming the file, when a byte of a patched or an unpatched file or of a .patch
+// changes, a file is added or one is missing; without patch(1) it fails naming make deps.
 func TestCheckCopies(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	mods, err := goModEdit(root)
@@ -134,7 +80,7 @@ func TestCheckCopies(t *testing.T) {
 		expect("a byte of an unpatched file", "key.go", "no .patch changes it", "restore it")
 		undo()
 		undo = flip("tea.patch")
-		expect("a byte of a patch", "tea.go")
+		expect("a byte of a patch", "tea.go", "does not apply", "regenerate it", "FAILED") // FAILED: patch's own word
 		undo()
 		if err := os.WriteFile(filepath.Join(tmp, "extra.go"), []byte("package tea\n"), 0o644); err != nil {
 			t.Fatal(err)
@@ -147,5 +93,11 @@ func TestCheckCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect("a missing file", "focus.go", "missing", "restore it")
+		t.Run("without patch(1)", func(t *testing.T) {
+			t.Setenv("PATH", t.TempDir())
+			if _, err := check(c, version, rel); err == nil || !strings.Contains(err.Error(), "make deps") {
+				t.Fatalf("%v, want an error naming make deps", err)
+			}
+		})
 	}
 }
