@@ -19,13 +19,14 @@ GOTEST       := $(GO) test -count=1
 # busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh),
 # wget (the dev-server image's HTTP client; `make image` also fetches Debian's busybox package).
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
-# containerd of its own, never the system's).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins
+# containerd of its own, never the system's). patch (GNU patch) applies the .patch files of the
+# copies under ui/third_party for vendorcheck (make lint, make check-upstream).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins patch
 
 .PHONY: cluster cluster-down node-tool k9s
 .PHONY: image
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
-        bench lint fmt deps tools clean
+        bench lint check-upstream fmt deps tools clean
 
 all: build
 
@@ -95,7 +96,8 @@ test: deps tools lint
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -parallel $(TEST_PARALLEL) -timeout 50m ./cmd/sailtui/ ./...
 
 # The patched renderer library and Bubble Tea (modules of their own, so ./... leaves them out):
-# their tests check the patches against the published code.
+# their tests check the patches against the published code; vendorcheck (make lint) that each
+# is its release plus its .patch files, and lists the files each adds.
 UV_PATCHED  := ui/third_party/ultraviolet
 TEA_PATCHED := ui/third_party/bubbletea
 
@@ -151,11 +153,19 @@ bench: tools k9s
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes(Node)?$$' -benchtime 5x -timeout 30m ./backends/kubernetes/
 
+## lint also checks that each copy under ui/third_party is its release (the version go.mod
+## requires, from the module proxy or cache) plus its .patch files (applied by GNU patch, which
+## make deps installs) and nothing else.
+## check-upstream says whether a newer release exists and whether the patches apply to it.
 lint: tools
 	@out=$$(gofmt -l $$(git ls-files '*.go' ; git ls-files --others --exclude-standard '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run ./ui/third_party/vendorcheck
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+check-upstream:
+	$(GO) run ./ui/third_party/vendorcheck -upstream
 
 fmt:
 	gofmt -w $$(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go')
