@@ -6,7 +6,21 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
+
+// activityDoor is " · SOURCE (by ACTOR)" of p's newest activity, as much of it as is known
+// (projects touched before sources were recorded have none).
+func activityDoor(p Project) string {
+	s := ""
+	if p.LastActivitySource != "" {
+		s = " · " + p.LastActivitySource
+	}
+	if p.LastActivityActor != "" {
+		s += " (by " + p.LastActivityActor + ")"
+	}
+	return s
+}
 
 // Describe is the runtime's own view of a project, after sailtui's own: its containers, the
 // primary app first with the URL to open, and what each connection gives (the export keys).
@@ -84,6 +98,10 @@ func describeHeader(p Project, views []ContainerView, conns []Connection) string
 			}
 		}
 		fmt.Fprintf(&b, "  %s → %s%s\n", cn.From, cn.To, keys)
+	}
+	// After the containers, which come first because the primary app's URL is what most look for.
+	if !p.LastActivity.IsZero() {
+		fmt.Fprintf(&b, "  last activity: %s%s\n", p.LastActivity.Format(time.RFC3339), activityDoor(p))
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -245,16 +245,26 @@ func (e *Engine) liveProject(ctx context.Context, ref string) (Project, error) {
 	return p, nil
 }
 
-// Touch records activity on a project.
-func (e *Engine) Touch(ctx context.Context, ref string) error {
+// Touch records activity on a project through the door source (SourceTouch when empty): what
+// a platform calls when its IDE or agent works in a project by means of its own.
+func (e *Engine) Touch(ctx context.Context, ref, source string) (Project, error) {
+	if source == "" {
+		source = SourceTouch
+	}
+	if err := CheckSource(source); err != nil {
+		return Project{}, fmt.Errorf("touch %s: %w", ref, err)
+	}
+	if err := e.writable("touch " + ref); err != nil {
+		return Project{}, err
+	}
 	p, err := e.liveProject(ctx, ref)
 	if err != nil {
-		return err
+		return p, err
 	}
-	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
-		return fmt.Errorf("touch %s: %w", p.Slug, err)
+	if err := e.store.Touch(ctx, p.ID, e.activity(source)); err != nil {
+		return p, fmt.Errorf("touch %s: %w", p.Slug, err)
 	}
-	return nil
+	return e.Project(ctx, p.ID)
 }
 
 // hostName is cached: it never changes for a process and is part of every owner string.

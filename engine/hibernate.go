@@ -278,9 +278,11 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 // project as active with live storage (no hibernation snapshot to wake from any more).
 func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) {
 	p := o.p
-	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
-		e.log.Warn("touch after restore", "project", p.Slug, "err", err)
+	source := SourceWake
+	if o.rec.Kind != OpWake {
+		source = SourceRestore
 	}
+	e.touch(ctx, p, source)
 	if cs, err := e.runningContainers(ctx, p.ID); err == nil {
 		what := LogMarkWoke
 		if o.rec.Kind != OpWake {

@@ -32,8 +32,12 @@ type Project struct {
 	Status       ProjectStatus `json:"status"`
 	StatusReason string        `json:"status_reason,omitempty"`
 	LastActivity time.Time     `json:"last_activity"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	// LastActivitySource and LastActivityActor say which door the newest activity came
+	// through ("files", "exec", "start", a platform's own) and who used it.
+	LastActivitySource string    `json:"last_activity_source,omitempty"`
+	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
+	CreatedAt          time.Time `json:"created_at"`
+	UpdatedAt          time.Time `json:"updated_at"`
 	// HibernationSnapshot is the snapshot a hibernated project wakes from.
 	HibernationSnapshot string `json:"hibernation_snapshot,omitempty"`
 

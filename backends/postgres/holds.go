@@ -167,12 +167,12 @@ func scanUse(row pgx.Row) (engine.Use, error) {
 // it updated, in one statement. The UPDATE takes the project's row lock: a racing claim either
 // committed first (then the re-checked WHERE fails and no use is inserted) or waits until this
 // statement's use is committed and visible to the claimer's wait.
-const beginUseQuery = `WITH touched AS (
-		UPDATE projects SET last_activity = GREATEST(last_activity, $5)
+var beginUseQuery = `WITH touched AS (
+		UPDATE projects SET ` + touchSet(5, 9, 4) + `
 		WHERE id = $2 AND status = 'active' AND (op_id = '' OR NOT (op_kind = ANY($8::text[])))
 		RETURNING id)
 	INSERT INTO project_uses (` + useCols + `)
-	SELECT $1, id, $3, $4, $5, $6, $7 FROM touched
+	SELECT $1, id, $3, $4, $5::timestamptz, $6, $7 FROM touched
 	RETURNING id`
 
 // BeginUse records a use of an active project not held by an exclusive operation.
@@ -185,7 +185,7 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 		kinds[i] = string(k)
 	}
 	var id string
-	err := s.pool.QueryRow(ctx, beginUseQuery, u.ID, u.ProjectID, u.Kind, u.Owner, u.StartedAt, u.Heartbeat, u.Revoked, kinds).Scan(&id)
+	err := s.pool.QueryRow(ctx, beginUseQuery, u.ID, u.ProjectID, u.Kind, u.Owner, u.StartedAt, u.Heartbeat, u.Revoked, kinds, u.Source).Scan(&id)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		err = s.whyNotHeld(ctx, u.ProjectID)
@@ -201,17 +201,17 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 }
 
 // endUseQuery deletes the use and, when $3 is set, records the activity, in one statement.
-const endUseQuery = `WITH gone AS (
+var endUseQuery = `WITH gone AS (
 		DELETE FROM project_uses WHERE id = $1 AND project_id = $2 RETURNING project_id),
 	touched AS (
-		UPDATE projects SET last_activity = GREATEST(last_activity, $3)
+		UPDATE projects SET ` + touchSet(3, 5, 6) + `
 		WHERE $4::boolean AND id IN (SELECT project_id FROM gone))
 	SELECT count(*) FROM gone`
 
 // EndUse forgets a use; ErrNotFound when it was already gone.
-func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch time.Time) error {
+func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch engine.Activity) error {
 	var n int
-	err := s.pool.QueryRow(ctx, endUseQuery, useID, projectID, touch, !touch.IsZero()).Scan(&n)
+	err := s.pool.QueryRow(ctx, endUseQuery, useID, projectID, touch.At, !touch.At.IsZero(), touch.Source, touch.Actor).Scan(&n)
 	if err == nil && n == 0 {
 		err = engine.ErrNotFound
 	}

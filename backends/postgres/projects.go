@@ -13,12 +13,13 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor`
 
 func scanProject(row pgx.Row) (engine.Project, error) {
 	var p engine.Project
 	err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &p.LastActivity,
-		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat, &p.OpEpoch)
+		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat, &p.OpEpoch,
+		&p.LastActivitySource, &p.LastActivityActor)
 	if err != nil {
 		return engine.Project{}, err
 	}
@@ -43,9 +44,10 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, p.LastActivity,
-			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat, p.OpEpoch)
+			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat, p.OpEpoch,
+			p.LastActivitySource, p.LastActivityActor)
 		if isUnique(err) {
 			_, constraint := pgCode(err)
 			return sqlstore.ProjectExists(p, constraint == "projects_live_slug")
@@ -118,10 +120,10 @@ func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
 }
 
 // Touch records activity; it never moves last_activity backwards, so late or reordered reports
-// cannot make a busy project look idle.
-func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE projects SET last_activity = GREATEST(last_activity, $2) WHERE id = $1`,
-		projectID, at)
+// cannot make a busy project look idle, nor give it the source of an older touch.
+func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET `+touchSet(2, 3, 4)+` WHERE id = $1`,
+		projectID, a.At, a.Source, a.Actor)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = engine.ErrNotFound
 	}
@@ -129,6 +131,15 @@ func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error
 		return fmt.Errorf("touch project %s: %w", projectID, badInput(err))
 	}
 	return nil
+}
+
+// touchSet records an activity whose time, source and actor are the parameters numbered at,
+// source and actor, with max semantics. Every expression of a SET reads the row as it was
+// before the UPDATE, so the source is compared with the old last_activity.
+func touchSet(at, source, actor int) string {
+	return fmt.Sprintf(`last_activity_source = CASE WHEN $%[1]d::timestamptz >= last_activity THEN $%[2]d::text ELSE last_activity_source END,
+		last_activity_actor = CASE WHEN $%[1]d::timestamptz >= last_activity THEN $%[3]d::text ELSE last_activity_actor END,
+		last_activity = GREATEST(last_activity, $%[1]d::timestamptz)`, at, source, actor)
 }
 
 // ListProjectsChangedSince reads the projects stamped (migration 0005) by a transaction no

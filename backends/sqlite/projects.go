@@ -17,13 +17,14 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor`
 
 func scanProject(sc scanner) (engine.Project, error) {
 	var p engine.Project
 	var last, created, updated, hb int64
 	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
-		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch)
+		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch,
+		&p.LastActivitySource, &p.LastActivityActor)
 	if err != nil {
 		return engine.Project{}, err
 	}
@@ -39,10 +40,10 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
-			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch)
+			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch, p.LastActivitySource, p.LastActivityActor)
 		if isUnique(err) {
 			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
@@ -119,17 +120,28 @@ func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
 }
 
 // Touch records activity; it never moves last_activity backwards, so late or reordered reports
-// cannot make a busy project look idle.
-func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
+// cannot make a busy project look idle, nor give it the source of an older touch.
+func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ?`,
-			toMicros(at), projectID)
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`,
+			append(touchArgs(a), projectID)...)
 		return mustAffect(res, err, engine.ErrNotFound)
 	})
 	if err != nil {
 		return fmt.Errorf("touch project %s: %w", projectID, err)
 	}
 	return nil
+}
+
+// touchSet records an activity (touchArgs) with max semantics. Every expression of a SET reads
+// the row as it was before the UPDATE, so the source is compared with the old last_activity.
+const touchSet = `last_activity_source = CASE WHEN ? >= last_activity THEN ? ELSE last_activity_source END,
+	last_activity_actor = CASE WHEN ? >= last_activity THEN ? ELSE last_activity_actor END,
+	last_activity = MAX(last_activity, ?)`
+
+func touchArgs(a engine.Activity) []any {
+	at := toMicros(a.At)
+	return []any{at, a.Source, at, a.Actor, at}
 }
 
 // mustAffect turns "no row changed" into miss.
@@ -300,7 +312,8 @@ func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, quer
 // into SQLite per column and row is most of what a list of 100k projects costs).
 const listCols = `id, slug, name, owner, status, NULLIF(status_reason, ''), last_activity, created_at,
 	updated_at, NULLIF(hibernation_snapshot, ''), NULLIF(op_id, ''), NULLIF(op_kind, ''),
-	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq`
+	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq, NULLIF(last_activity_source, ''),
+	NULLIF(last_activity_actor, '')`
 
 // scanChanges appends the projects of rows (listCols) to out, moving its cursor to the largest
 // change number read; err is the query's error. Every row is scanned into the same
@@ -316,7 +329,8 @@ func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	)
 	dest := []any{&p.ID, &p.Slug, &p.Name, &p.Owner, text[engine.ProjectStatus]{&p.Status},
 		text[string]{&p.StatusReason}, &last, &created, &updated, text[string]{&p.HibernationSnapshot},
-		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq}
+		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq,
+		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err

@@ -26,8 +26,12 @@ type projectRow struct {
 	Status       string    `json:"status"`
 	StatusReason string    `json:"status_reason,omitempty"`
 	LastActivity time.Time `json:"last_activity"`
-	CreatedAt    time.Time `json:"created_at"`
-	Operation    string    `json:"operation,omitempty"`
+	// LastActivitySource is the door the newest activity came through ("files", "exec",
+	// "start", a platform's own from project touch --source), LastActivityActor who used it.
+	LastActivitySource string    `json:"last_activity_source,omitempty"`
+	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
+	CreatedAt          time.Time `json:"created_at"`
+	Operation          string    `json:"operation,omitempty"`
 	// NextStep says what moves a failed project on (engine.NextStep).
 	NextStep string `json:"next_step,omitempty"`
 	// shown is the status as tables show it (engine.DisplayStatus): "start failed" for an
@@ -38,6 +42,7 @@ type projectRow struct {
 func rowOf(p engine.Project) projectRow {
 	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
 		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
+		LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor,
 		NextStep: engine.NextStep(p), shown: engine.DisplayStatus(p)}
 }
 
@@ -89,7 +94,7 @@ func projectsCmd(a *app) *cobra.Command {
 					if r.Operation != "" {
 						st += " (" + r.Operation + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, ago(r.LastActivity, now), printable(r.Owner))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, activityText(r, now), printable(r.Owner))
 				}
 				// Under the table, so its columns stay as they are: each failed project's way on.
 				for _, r := range rows {
@@ -106,6 +111,15 @@ func projectsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include deleted projects")
 	return cmd
+}
+
+// activityText is the LAST ACTIVITY cell: its age and the door it came through, "3m ago · http".
+func activityText(r projectRow, now time.Time) string {
+	s := ago(r.LastActivity, now)
+	if r.LastActivitySource != "" && !r.LastActivity.IsZero() {
+		s += " · " + printable(r.LastActivitySource)
+	}
+	return s
 }
 
 func projectCmd(a *app) *cobra.Command {
@@ -178,13 +192,43 @@ func projectCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.cfg.Output == "json" {
-				return a.out(cmd).emit(map[string]string{"runtime": eng.Mode(), "description": text}, nil)
+				p, err := eng.Project(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				return a.out(cmd).emit(describeRow{Runtime: eng.Mode(), Description: text, LastActivity: p.LastActivity,
+					LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor}, nil)
 			}
 			// The runtime's view quotes what projects hold (directories, commands, images).
 			fmt.Fprint(cmd.OutOrStdout(), printableLines(text))
 			return nil
 		},
 	}
+	var source string
+	touch := &cobra.Command{
+		Use:   "touch SLUG",
+		Short: "Record activity on a project (what a platform calls while its IDE or agent works in it)",
+		Long: `Record activity on a project: the idle sweep counts its idle time from now. --source names
+the door (default touch), shown beside the last activity in projects ls and project describe.`,
+		Example: "  sailtui project touch shop --source ide",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Checked before the store is opened: a bad source is the caller's mistake (exit 2).
+			if err := engine.CheckSource(source); err != nil {
+				return err
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			p, err := eng.Touch(cmd.Context(), args[0], source)
+			if err != nil {
+				return err
+			}
+			return printProject(a, cmd, p)
+		},
+	}
+	touch.Flags().StringVar(&source, "source", engine.SourceTouch, "the door the activity came through (a short word: ide, agent, http)")
 	undelete := action("undelete", "Bring a removed project back from its final snapshot (within 30 days); project wake then restores it", false, (*engine.Engine).UndeleteProject)
 	undelete.Long = `Bring a removed project back from its final snapshot, while that is kept (30 days): it comes
 back hibernated on that snapshot, and sailtui project wake restores its files and starts it. Its
@@ -199,8 +243,18 @@ sailtui projects ls --all -o json names it instead of the slug.`
 		action("rm", "Remove a project (a final snapshot is kept 30 days)", true, (*engine.Engine).DeleteProject),
 		undelete,
 		describe,
+		touch,
 	)
 	return cmd
+}
+
+// describeRow is the JSON of project describe: the runtime's view and the project's activity.
+type describeRow struct {
+	Runtime            string    `json:"runtime"`
+	Description        string    `json:"description"`
+	LastActivity       time.Time `json:"last_activity"`
+	LastActivitySource string    `json:"last_activity_source,omitempty"`
+	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
 }
 
 // containerRow is the stable JSON of a container.

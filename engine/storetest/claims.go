@@ -77,7 +77,7 @@ func testClaimRespectsActivity(t *testing.T, s engine.Store) {
 	noErr(t, "IdleProjects", err)
 	checkIDs(t, "selected", ids(ps), []string{p.ID})
 
-	noErr(t, "Touch", s.Touch(t.Context(), p.ID, t0))
+	noErr(t, "Touch", s.Touch(t.Context(), p.ID, touchAt(t0)))
 	c := claimFor(newID(), fromActive, engine.StatusHibernating)
 	c.IdleBefore = cutoff
 	_, err = s.ClaimProject(t.Context(), p.ID, c)
