@@ -37,7 +37,7 @@ func (e *Engine) Describe(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return describeHeader(p, views, conns) + text, nil
+	return describeHeader(p, views, conns, e.now()) + text, nil
 }
 
 func containersOf(views []ContainerView) []Container {
@@ -49,7 +49,7 @@ func containersOf(views []ContainerView) []Container {
 }
 
 // describeHeader is the part of Describe every runtime shares.
-func describeHeader(p Project, views []ContainerView, conns []Connection) string {
+func describeHeader(p Project, views []ContainerView, conns []Connection, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Project %s (%s)\n", p.Slug, p.Status)
 	ordered := slices.Clone(views)
@@ -102,6 +102,9 @@ func describeHeader(p Project, views []ContainerView, conns []Connection) string
 	// After the containers, which come first because the primary app's URL is what most look for.
 	if !p.LastActivity.IsZero() {
 		fmt.Fprintf(&b, "  last activity: %s%s\n", p.LastActivity.Format(time.RFC3339), activityDoor(p))
+	}
+	if p.KeptAlive(now) {
+		fmt.Fprintf(&b, "  kept alive until %s: the idle sweep leaves it alone until then\n", p.KeepAliveUntil.Format(time.RFC3339))
 	}
 	b.WriteString("\n")
 	return b.String()

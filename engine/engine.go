@@ -29,6 +29,9 @@ type Config struct {
 	// stops the containers of projects idle this long (files kept, instant restart) and
 	// hibernates them only after IdleTimeout.
 	StopIdleTimeout time.Duration
+	// MaxKeepAlive bounds how far ahead a keep-alive may hold the idle sweep off a project
+	// (SAILTUI_MAX_KEEP_ALIVE): a forgotten keep-alive must not keep a project up for days.
+	MaxKeepAlive time.Duration
 	// OpTimeout is how long an operation may go without a heartbeat before another process
 	// takes it over (a holder known to be dead is taken over at once).
 	OpTimeout time.Duration
@@ -80,6 +83,7 @@ const (
 	DefaultSweepConcurrency = 16
 	DefaultKeepAuto         = 2
 	DefaultSweepLockTTL     = 3 * time.Minute
+	DefaultMaxKeepAlive     = 12 * time.Hour
 )
 
 // New checks cfg and fills in its defaults.
@@ -107,6 +111,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.OpTimeout <= 0 {
 		cfg.OpTimeout = DefaultOpTimeout
+	}
+	if cfg.MaxKeepAlive <= 0 {
+		cfg.MaxKeepAlive = DefaultMaxKeepAlive
 	}
 	if cfg.SweepConcurrency <= 0 {
 		cfg.SweepConcurrency = DefaultSweepConcurrency

@@ -24,14 +24,20 @@ type Store interface {
 	// A project may come again without a change (reads overlap), never be missed.
 	ListProjectsChangedSince(ctx context.Context, cursor int64) (ProjectChanges, error)
 	// IdleProjects lists active projects held by no operation whose last activity is before
-	// idleBefore, oldest first, at most limit (0: no limit).
-	IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]Project, error)
+	// idleBefore and that no keep-alive holds at asOf (keep_alive_until after it), oldest
+	// first, at most limit (0: no limit).
+	IdleProjects(ctx context.Context, idleBefore, asOf time.Time, limit int) ([]Project, error)
 	// HeldProjects lists projects held by an operation (the sweep checks them for stale holders).
 	HeldProjects(ctx context.Context) ([]Project, error)
 	// Touch records activity: last_activity becomes max(last_activity, a.At), and its source
 	// and actor become a's when a is not older than the stored activity (an older touch
 	// reported late leaves the newer one's source).
 	Touch(ctx context.Context, projectID string, a Activity) error
+
+	// SetKeepAlive keeps a project off the idle sweep until until (zero: no longer) and, unless
+	// a.At is zero, records the activity a (as Touch), in one write; it returns the project as
+	// it is after. ErrNotFound when there is no such project.
+	SetKeepAlive(ctx context.Context, projectID string, until time.Time, a Activity) (Project, error)
 
 	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
 	// the project as it is after the claim.
@@ -157,6 +163,9 @@ type Claim struct {
 	// IdleBefore, when set, also requires last_activity <= IdleBefore (invariant 4: a project
 	// touched after the sweep selected it is not claimed).
 	IdleBefore time.Time
+	// KeptAliveAt, when set, also requires that no keep-alive holds the project at that time
+	// (keep_alive_until <= KeptAliveAt): a keep-alive set after the sweep selected it wins.
+	KeptAliveAt time.Time
 	// TakeOver, when set, lets the claim replace that (stale) holder; otherwise the project must
 	// be held by nobody. Either way the project gets the next hold epoch (Project.OpEpoch of
 	// the answer), and a takeover moves the journal entry of TakeOver to it in the same

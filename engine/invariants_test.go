@@ -136,8 +136,8 @@ type touchingStore struct {
 	slug string
 }
 
-func (s touchingStore) IdleProjects(ctx context.Context, before time.Time, limit int) ([]engine.Project, error) {
-	ps, err := s.Store.IdleProjects(ctx, before, limit)
+func (s touchingStore) IdleProjects(ctx context.Context, before, asOf time.Time, limit int) ([]engine.Project, error) {
+	ps, err := s.Store.IdleProjects(ctx, before, asOf, limit)
 	for _, p := range ps {
 		if p.Slug == s.slug {
 			if terr := s.Store.Touch(ctx, p.ID, engine.Activity{At: time.Now().Add(2 * time.Hour), Source: engine.SourceTouch}); terr != nil {

@@ -34,10 +34,13 @@ type Project struct {
 	LastActivity time.Time     `json:"last_activity"`
 	// LastActivitySource and LastActivityActor say which door the newest activity came
 	// through ("files", "exec", "start", a platform's own) and who used it.
-	LastActivitySource string    `json:"last_activity_source,omitempty"`
-	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
-	CreatedAt          time.Time `json:"created_at"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	LastActivitySource string `json:"last_activity_source,omitempty"`
+	LastActivityActor  string `json:"last_activity_actor,omitempty"`
+	// KeepAliveUntil keeps the idle sweep off the project until then (project keep-alive),
+	// however long ago its last activity was.
+	KeepAliveUntil time.Time `json:"keep_alive_until,omitzero"`
+	CreatedAt      time.Time `json:"created_at"`
+	UpdatedAt      time.Time `json:"updated_at"`
 	// HibernationSnapshot is the snapshot a hibernated project wakes from.
 	HibernationSnapshot string `json:"hibernation_snapshot,omitempty"`
 
@@ -52,6 +55,9 @@ type Project struct {
 	// even though both carry the same OpID.
 	OpEpoch int64 `json:"op_epoch,omitempty"`
 }
+
+// KeptAlive reports whether a keep-alive holds the idle sweep off p at t.
+func (p Project) KeptAlive(t time.Time) bool { return p.KeepAliveUntil.After(t) }
 
 // Container is one service of a project: a directory of the project tree and the command that
 // serves it.

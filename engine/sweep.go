@@ -183,7 +183,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 	}
 
 	cutoff := asOf.Add(-idle)
-	idleProjects, err := e.store.IdleProjects(ctx, cutoff, opts.Limit)
+	idleProjects, err := e.store.IdleProjects(ctx, cutoff, asOf, opts.Limit)
 	if err != nil {
 		return rep, fmt.Errorf("sweep: select idle projects: %w", err)
 	}
@@ -194,7 +194,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 				Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
 		}
 	} else {
-		e.hibernateMany(ctx, stop, idleProjects, cutoff, opts.Concurrency, &rep)
+		e.hibernateMany(ctx, stop, idleProjects, cutoff, asOf, opts.Concurrency, &rep)
 	}
 	stopIdle := opts.StopIdle
 	if stopIdle == 0 {
@@ -205,7 +205,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 		for _, p := range idleProjects {
 			taken[p.ID] = true
 		}
-		if err := e.stopIdle(ctx, stop, asOf.Add(-stopIdle), taken, opts, &rep); err != nil {
+		if err := e.stopIdle(ctx, stop, asOf.Add(-stopIdle), asOf, taken, opts, &rep); err != nil {
 			return rep, err
 		}
 	}
@@ -273,16 +273,17 @@ func claimSkipped(err error, item SweepItem, rep *SweepReport, record func(*[]Sw
 	record(&rep.Failed, item)
 }
 
-// hibernateMany hibernates the selected projects.
-func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+// hibernateMany hibernates the selected projects: those still idle since cutoff and kept alive
+// by nothing at asOf when each is claimed, and again once its snapshot is taken (invariant 4).
+func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff, asOf time.Time, concurrency int, rep *SweepReport) {
 	e.sweepWork(ctx, stop, ps, concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
-		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
+		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff, KeptAliveAt: asOf})
 		if err != nil {
 			claimSkipped(err, item, rep, record)
 			return
 		}
-		_, err = e.hibernateClaimed(ctx, o, cutoff)
+		_, err = e.hibernateClaimed(ctx, o, cutoff, asOf)
 		switch {
 		case err == nil:
 			record(&rep.Hibernated, item)
@@ -302,8 +303,8 @@ func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff t
 
 // stopIdle is the first idle tier: the containers of projects idle past the stop timeout (but
 // not yet past the hibernation timeout) are stopped; files stay and a start is instant.
-func (e *Engine) stopIdle(ctx, stop context.Context, cutoff time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
-	candidates, err := e.store.IdleProjects(ctx, cutoff, 0)
+func (e *Engine) stopIdle(ctx, stop context.Context, cutoff, asOf time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
+	candidates, err := e.store.IdleProjects(ctx, cutoff, asOf, 0)
 	if err != nil {
 		return fmt.Errorf("sweep: select projects to stop: %w", err)
 	}
@@ -321,7 +322,7 @@ func (e *Engine) stopIdle(ctx, stop context.Context, cutoff time.Time, skip map[
 	}
 	e.sweepWork(ctx, stop, ps, opts.Concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
-		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff})
+		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff, KeptAliveAt: asOf})
 		if err != nil {
 			claimSkipped(err, item, rep, record)
 			return

@@ -29,6 +29,7 @@ const claimQuery = `WITH claimed AS (UPDATE projects SET
 	WHERE id = $1 AND status = ANY($7::text[])
 		AND (op_id = '' OR ($8::text <> '' AND op_id = $8::text))
 		AND ($9::timestamptz IS NULL OR last_activity <= $9::timestamptz)
+		AND ($10::timestamptz IS NULL OR keep_alive_until <= $10::timestamptz)
 	RETURNING ` + projectCols + `), moved AS (UPDATE operations SET epoch = (SELECT op_epoch FROM claimed)
 	WHERE $8::text <> '' AND id = $8::text AND project_id = $1 AND EXISTS (SELECT 1 FROM claimed))
 	SELECT ` + projectCols + ` FROM claimed`
@@ -44,8 +45,12 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 	if !c.IdleBefore.IsZero() {
 		idleBefore = &c.IdleBefore
 	}
+	var keptAliveAt *time.Time
+	if !c.KeptAliveAt.IsZero() {
+		keptAliveAt = &c.KeptAliveAt
+	}
 	p, err := scanProject(s.pool.QueryRow(ctx, claimQuery, projectID, string(c.To), c.OpID, string(c.Kind),
-		c.Owner, c.Now, strs(c.From), c.TakeOver, idleBefore))
+		c.Owner, c.Now, strs(c.From), c.TakeOver, idleBefore, keptAliveAt))
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("claim project %s for %s %s: %w", projectID, c.Kind, c.OpID, s.explainUpdate(ctx, projectID, err))
 	}

@@ -45,6 +45,10 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 		q += ` AND last_activity <= ?`
 		args = append(args, toMicros(c.IdleBefore))
 	}
+	if !c.KeptAliveAt.IsZero() {
+		q += ` AND keep_alive_until <= ?`
+		args = append(args, toMicros(c.KeptAliveAt))
+	}
 	var p engine.Project
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error

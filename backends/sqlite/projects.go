@@ -17,18 +17,19 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until`
 
 func scanProject(sc scanner) (engine.Project, error) {
 	var p engine.Project
-	var last, created, updated, hb int64
+	var last, created, updated, hb, alive int64
 	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
 		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch,
-		&p.LastActivitySource, &p.LastActivityActor)
+		&p.LastActivitySource, &p.LastActivityActor, &alive)
 	if err != nil {
 		return engine.Project{}, err
 	}
 	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
+	p.KeepAliveUntil = fromMicros(alive)
 	return p, nil
 }
 
@@ -40,10 +41,11 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
-			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch, p.LastActivitySource, p.LastActivityActor)
+			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch, p.LastActivitySource, p.LastActivityActor,
+			toMicros(p.KeepAliveUntil))
 		if isUnique(err) {
 			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
@@ -94,15 +96,16 @@ func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]eng
 	return ps, nil
 }
 
-// IdleProjects lists active, unheld projects last active strictly before idleBefore, oldest first.
-func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]engine.Project, error) {
+// IdleProjects lists active, unheld projects last active strictly before idleBefore and not kept
+// alive at asOf, oldest first.
+func (s *Store) IdleProjects(ctx context.Context, idleBefore, asOf time.Time, limit int) ([]engine.Project, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
 	ps, err := queryAll(ctx, s.db, scanProject, `SELECT `+projectCols+` FROM projects
-		WHERE status = 'active' AND op_id = '' AND last_activity < ?
+		WHERE status = 'active' AND op_id = '' AND last_activity < ? AND keep_alive_until <= ?
 		ORDER BY last_activity, id
-		LIMIT ?`, toMicros(idleBefore), limit)
+		LIMIT ?`, toMicros(idleBefore), toMicros(asOf), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list idle projects: %w", err)
 	}
@@ -131,6 +134,28 @@ func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) 
 		return fmt.Errorf("touch project %s: %w", projectID, err)
 	}
 	return nil
+}
+
+// SetKeepAlive sets (or, with a zero until, clears) the keep-alive and records a with it.
+func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.Time, a engine.Activity) (engine.Project, error) {
+	q, args := `UPDATE projects SET keep_alive_until = ?`, []any{toMicros(until)}
+	if !a.At.IsZero() {
+		q += `, ` + touchSet
+		args = append(args, touchArgs(a)...)
+	}
+	var p engine.Project
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanProject(tx.QueryRowContext(ctx, q+` WHERE id = ? RETURNING `+projectCols, append(args, projectID)...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), err)
+	}
+	return p, nil
 }
 
 // touchSet records an activity (touchArgs) with max semantics. Every expression of a SET reads
@@ -313,7 +338,7 @@ func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, quer
 const listCols = `id, slug, name, owner, status, NULLIF(status_reason, ''), last_activity, created_at,
 	updated_at, NULLIF(hibernation_snapshot, ''), NULLIF(op_id, ''), NULLIF(op_kind, ''),
 	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq, NULLIF(last_activity_source, ''),
-	NULLIF(last_activity_actor, '')`
+	NULLIF(last_activity_actor, ''), keep_alive_until`
 
 // scanChanges appends the projects of rows (listCols) to out, moving its cursor to the largest
 // change number read; err is the query's error. Every row is scanned into the same
@@ -324,18 +349,19 @@ func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	}
 	defer rows.Close()
 	var (
-		p                               engine.Project
-		last, created, updated, hb, seq int64
+		p                                      engine.Project
+		last, created, updated, hb, seq, alive int64
 	)
 	dest := []any{&p.ID, &p.Slug, &p.Name, &p.Owner, text[engine.ProjectStatus]{&p.Status},
 		text[string]{&p.StatusReason}, &last, &created, &updated, text[string]{&p.HibernationSnapshot},
 		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq,
-		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}}
+		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}, &alive}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
+		p.KeepAliveUntil = fromMicros(alive)
 		out.Projects = append(out.Projects, p)
 		out.Cursor = max(out.Cursor, seq)
 	}

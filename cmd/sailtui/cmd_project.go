@@ -28,10 +28,13 @@ type projectRow struct {
 	LastActivity time.Time `json:"last_activity"`
 	// LastActivitySource is the door the newest activity came through ("files", "exec",
 	// "start", a platform's own from project touch --source), LastActivityActor who used it.
-	LastActivitySource string    `json:"last_activity_source,omitempty"`
-	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
-	CreatedAt          time.Time `json:"created_at"`
-	Operation          string    `json:"operation,omitempty"`
+	LastActivitySource string `json:"last_activity_source,omitempty"`
+	LastActivityActor  string `json:"last_activity_actor,omitempty"`
+	// KeepAliveUntil is when project keep-alive stops holding the idle sweep off; absent
+	// when none is set or it is over.
+	KeepAliveUntil time.Time `json:"keep_alive_until,omitzero"`
+	CreatedAt      time.Time `json:"created_at"`
+	Operation      string    `json:"operation,omitempty"`
 	// NextStep says what moves a failed project on (engine.NextStep).
 	NextStep string `json:"next_step,omitempty"`
 	// shown is the status as tables show it (engine.DisplayStatus): "start failed" for an
@@ -39,17 +42,24 @@ type projectRow struct {
 	shown string
 }
 
-func rowOf(p engine.Project) projectRow {
-	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
+func rowOf(p engine.Project, now time.Time) projectRow {
+	var kept time.Time
+	if p.KeptAlive(now) {
+		kept = p.KeepAliveUntil
+	}
+	return projectRow{KeepAliveUntil: kept, ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
 		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
 		LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor,
 		NextStep: engine.NextStep(p), shown: engine.DisplayStatus(p)}
 }
 
-func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
-	r := rowOf(p)
+func printProject(a *app, cmd *cobra.Command, p engine.Project, now time.Time) error {
+	r := rowOf(p, now)
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, printable(r.StatusReason))
+		if !r.KeepAliveUntil.IsZero() {
+			fmt.Fprintf(tw, "%s\n", keptAliveText(r.KeepAliveUntil, now))
+		}
 		if r.NextStep != "" {
 			fmt.Fprintf(tw, "next: %s\n", printable(r.NextStep))
 		}
@@ -82,17 +92,20 @@ func projectsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list projects: %w", err)
 			}
+			now := eng.Now()
 			rows := make([]projectRow, len(ps))
 			for i, p := range ps {
-				rows[i] = rowOf(p)
+				rows[i] = rowOf(p, now)
 			}
-			now := eng.Now()
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tLAST ACTIVITY\tOWNER")
 				for _, r := range rows {
 					st := r.shown
 					if r.Operation != "" {
 						st += " (" + r.Operation + ")"
+					}
+					if !r.KeepAliveUntil.IsZero() {
+						st += " · " + keptAliveText(r.KeepAliveUntil, now)
 					}
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, activityText(r, now), printable(r.Owner))
 				}
@@ -111,6 +124,15 @@ func projectsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include deleted projects")
 	return cmd
+}
+
+// keptAliveText says until when a keep-alive holds the sweep off, on this machine's clock; a
+// keep-alive is at most SAILTUI_MAX_KEEP_ALIVE long, so the date is said only past a day.
+func keptAliveText(until, now time.Time) string {
+	if until.Sub(now) > 20*time.Hour {
+		return "kept alive until " + until.Local().Format("Jan 2 15:04")
+	}
+	return "kept alive until " + until.Local().Format("15:04")
 }
 
 // activityText is the LAST ACTIVITY cell: its age and the door it came through, "3m ago · http".
@@ -145,7 +167,7 @@ func projectCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printProject(a, cmd, p)
+			return printProject(a, cmd, p, eng.Now())
 		},
 	}
 	create.Flags().StringVar(&from, "from", "", "directory to copy in")
@@ -171,7 +193,7 @@ func projectCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printProject(a, cmd, p)
+				return printProject(a, cmd, p, eng.Now())
 			},
 		}
 		if destructive {
@@ -196,8 +218,12 @@ func projectCmd(a *app) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return a.out(cmd).emit(describeRow{Runtime: eng.Mode(), Description: text, LastActivity: p.LastActivity,
-					LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor}, nil)
+				d := describeRow{Runtime: eng.Mode(), Description: text, LastActivity: p.LastActivity,
+					LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor}
+				if p.KeptAlive(eng.Now()) {
+					d.KeepAliveUntil = p.KeepAliveUntil
+				}
+				return a.out(cmd).emit(d, nil)
 			}
 			// The runtime's view quotes what projects hold (directories, commands, images).
 			fmt.Fprint(cmd.OutOrStdout(), printableLines(text))
@@ -225,10 +251,43 @@ the door (default touch), shown beside the last activity in projects ls and proj
 			if err != nil {
 				return err
 			}
-			return printProject(a, cmd, p)
+			return printProject(a, cmd, p, eng.Now())
 		},
 	}
 	touch.Flags().StringVar(&source, "source", engine.SourceTouch, "the door the activity came through (a short word: ide, agent, http)")
+	var keepFor time.Duration
+	var cancelKeep bool
+	keepAlive := &cobra.Command{
+		Use:   "keep-alive SLUG (--for DURATION | --cancel)",
+		Short: "Keep the idle sweep off a project for a while (a job left running unattended)",
+		Long: `Keep the idle sweep off a project until DURATION from now, however long it goes without other
+activity; at most SAILTUI_MAX_KEEP_ALIVE (12h). It counts as activity (source keep-alive), and a
+new keep-alive replaces the one before. --cancel ends it: the project's idle time counts again
+from its last activity.`,
+		Example: "  sailtui project keep-alive shop --for 2h\n  sailtui project keep-alive shop --cancel",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cancelKeep == cmd.Flags().Changed("for") {
+				return fmt.Errorf("project keep-alive takes --for DURATION or --cancel (one of them): %w", engine.ErrBadInput)
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var p engine.Project
+			if cancelKeep {
+				p, err = eng.CancelKeepAlive(cmd.Context(), args[0])
+			} else {
+				p, err = eng.KeepAlive(cmd.Context(), args[0], keepFor)
+			}
+			if err != nil {
+				return err
+			}
+			return printProject(a, cmd, p, eng.Now())
+		},
+	}
+	keepAlive.Flags().DurationVar(&keepFor, "for", 0, "how long from now (Go duration: 90m, 2h)")
+	keepAlive.Flags().BoolVar(&cancelKeep, "cancel", false, "end the keep-alive")
 	undelete := action("undelete", "Bring a removed project back from its final snapshot (within 30 days); project wake then restores it", false, (*engine.Engine).UndeleteProject)
 	undelete.Long = `Bring a removed project back from its final snapshot, while that is kept (30 days): it comes
 back hibernated on that snapshot, and sailtui project wake restores its files and starts it. Its
@@ -244,6 +303,7 @@ sailtui projects ls --all -o json names it instead of the slug.`
 		undelete,
 		describe,
 		touch,
+		keepAlive,
 	)
 	return cmd
 }
@@ -255,6 +315,7 @@ type describeRow struct {
 	LastActivity       time.Time `json:"last_activity"`
 	LastActivitySource string    `json:"last_activity_source,omitempty"`
 	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
+	KeepAliveUntil     time.Time `json:"keep_alive_until,omitzero"`
 }
 
 // containerRow is the stable JSON of a container.

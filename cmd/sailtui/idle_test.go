@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // Idleness a user can trust (issue 35): project touch records activity through the door it
@@ -37,5 +38,53 @@ func TestProjectTouchShowsItsSource(t *testing.T) {
 	for _, bad := range []string{"two words", strings.Repeat("x", 40), "tab\there"} {
 		rf := refusal{args: []string{"project", "touch", "shop", "--source", bad}, code: 2, wants: []string{"activity source"}}
 		rf.check(t, c.run(rf.args...))
+	}
+}
+
+// project keep-alive holds the sweep off until a time projects ls, project describe and the
+// JSON show; longer than SAILTUI_MAX_KEEP_ALIVE is refused as bad input, and --cancel ends it.
+func TestProjectKeepAlive(t *testing.T) {
+	c := newCLI(t)
+	c.ok("project", "create", "shop")
+	for _, rf := range []refusal{
+		{name: "over the default", args: []string{"project", "keep-alive", "shop", "--for", "13h"}, code: 2, wants: []string{"SAILTUI_MAX_KEEP_ALIVE", "12h0m0s"}},
+		{name: "over the setting", env: []string{"SAILTUI_MAX_KEEP_ALIVE=1h"}, args: []string{"project", "keep-alive", "shop", "--for", "2h"}, code: 2, wants: []string{"SAILTUI_MAX_KEEP_ALIVE", "1h0m0s"}},
+		{name: "neither", args: []string{"project", "keep-alive", "shop"}, code: 2, wants: []string{"--for DURATION or --cancel"}},
+		{name: "both", args: []string{"project", "keep-alive", "shop", "--for", "1h", "--cancel"}, code: 2, wants: []string{"--for DURATION or --cancel"}},
+	} {
+		t.Run(rf.name, func(t *testing.T) { rf.check(t, c.runIn(nil, rf.env, rf.args...)) })
+	}
+
+	if out := c.ok("project", "keep-alive", "shop", "--for", "2h"); !strings.Contains(out, "kept alive until ") {
+		t.Errorf("keep-alive does not say until when:\n%s", out)
+	}
+	var ps []projectRow
+	c.json(&ps, "projects", "ls")
+	if len(ps) != 1 || ps[0].KeepAliveUntil.IsZero() || ps[0].LastActivitySource != "keep-alive" {
+		t.Fatalf("projects ls JSON after keep-alive: %+v", ps)
+	}
+	if d := ps[0].KeepAliveUntil.Sub(ps[0].LastActivity); d != 2*time.Hour {
+		t.Errorf("kept alive %s after the keep-alive's activity, want 2h", d)
+	}
+	if ls := c.ok("projects", "ls"); !strings.Contains(ls, "kept alive until "+ps[0].KeepAliveUntil.Local().Format("15:04")) {
+		t.Errorf("projects ls does not show the keep-alive:\n%s", ls)
+	}
+	if d := c.ok("project", "describe", "shop"); !strings.Contains(d, "kept alive until ") {
+		t.Errorf("project describe does not show the keep-alive:\n%s", d)
+	}
+	var d describeRow
+	c.json(&d, "project", "describe", "shop")
+	if !d.KeepAliveUntil.Equal(ps[0].KeepAliveUntil) {
+		t.Errorf("project describe JSON keeps alive until %s, want %s", d.KeepAliveUntil, ps[0].KeepAliveUntil)
+	}
+
+	c.ok("project", "keep-alive", "shop", "--cancel")
+	ps = nil // a decode into the old rows would keep what the new JSON leaves out
+	c.json(&ps, "projects", "ls")
+	if len(ps) != 1 || !ps[0].KeepAliveUntil.IsZero() {
+		t.Fatalf("projects ls JSON after --cancel: %+v", ps)
+	}
+	if ls := c.ok("projects", "ls"); strings.Contains(ls, "kept alive") {
+		t.Errorf("projects ls shows a cancelled keep-alive:\n%s", ls)
 	}
 }

@@ -174,6 +174,8 @@ var settings = []setting{
 	{env: "SAILTUI_STOP_IDLE_MINUTES", flag: sweepFlag("stop-idle"), def: "0 (off)", meaning: "first idle tier: stop a project's containers after this many idle minutes, keep its files; hibernate after the idle timeout",
 		parse: field(func(c *config) *time.Duration { return &c.StopIdleTimeout }, count(time.Minute, 0, "want a number of minutes (0 turns the tier off)")),
 		value: func(c *config) string { return minutes(c.StopIdleTimeout) }},
+	{env: "SAILTUI_MAX_KEEP_ALIVE", def: engine.DefaultMaxKeepAlive.String(), meaning: "the longest project keep-alive --for accepts",
+		parse: field(func(c *config) *time.Duration { return &c.MaxKeepAlive }, positive("12h")), value: func(c *config) string { return c.MaxKeepAlive.String() }},
 	{env: "SAILTUI_OP_TIMEOUT", def: "10m", meaning: "an operation silent this long is taken over (a holder on this host known dead at once)",
 		parse: field(func(c *config) *time.Duration { return &c.OpTimeout }, positive("10m")), value: func(c *config) string { return c.OpTimeout.String() }},
 	{env: "SAILTUI_USE_WAIT", def: "30s", meaning: "how long hibernate, wake, restore, snapshot and delete wait for file operations and execs in progress (asked to stop after a third of it) before refusing",

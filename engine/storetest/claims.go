@@ -73,7 +73,7 @@ func testClaimNotFound(t *testing.T, s engine.Store) {
 func testClaimRespectsActivity(t *testing.T, s engine.Store) {
 	cutoff := t0.Add(-30 * time.Minute)
 	p := createActive(t, s, "idle", t0.Add(-40*time.Minute))
-	ps, err := s.IdleProjects(t.Context(), cutoff, 0)
+	ps, err := s.IdleProjects(t.Context(), cutoff, t0, 0)
 	noErr(t, "IdleProjects", err)
 	checkIDs(t, "selected", ids(ps), []string{p.ID})
 

@@ -167,18 +167,18 @@ func testIdleProjects(t *testing.T, s engine.Store) {
 	gone := createActive(t, s, "gone", t0.Add(-90*time.Minute))
 	softDelete(t, s, gone)
 
-	ps, err := s.IdleProjects(t.Context(), cutoff, 0)
+	ps, err := s.IdleProjects(t.Context(), cutoff, t0, 0)
 	noErr(t, "IdleProjects", err)
 	checkIDs(t, "IdleProjects, oldest first", ids(ps), []string{p60.ID, p40.ID, p20.ID})
 	for _, p := range ps {
 		checkUTC(t, "idle project "+p.Slug, p.LastActivity, p.CreatedAt, p.UpdatedAt)
 	}
 
-	ps, err = s.IdleProjects(t.Context(), cutoff, 2)
+	ps, err = s.IdleProjects(t.Context(), cutoff, t0, 2)
 	noErr(t, "IdleProjects limit 2", err)
 	checkIDs(t, "IdleProjects limit 2", ids(ps), []string{p60.ID, p40.ID})
 
-	ps, err = s.IdleProjects(t.Context(), t0.Add(-24*time.Hour), 0)
+	ps, err = s.IdleProjects(t.Context(), t0.Add(-24*time.Hour), t0, 0)
 	noErr(t, "IdleProjects nothing idle", err)
 	checkIDs(t, "IdleProjects nothing idle", ids(ps), nil)
 }
