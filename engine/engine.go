@@ -29,6 +29,11 @@ type Config struct {
 	// stops the containers of projects idle this long (files kept, instant restart) and
 	// hibernates them only after IdleTimeout.
 	StopIdleTimeout time.Duration
+	// IdleWarning, when set, is how long before a hibernation its project is warned (one
+	// idle_warning event): a sweep warns every project that will be idle past the timeout
+	// within it, and hibernates none whose warning is younger (SAILTUI_IDLE_WARNING_MINUTES).
+	// Zero gives no warning.
+	IdleWarning time.Duration
 	// MaxKeepAlive bounds how far ahead a keep-alive may hold the idle sweep off a project
 	// (SAILTUI_MAX_KEEP_ALIVE): a forgotten keep-alive must not keep a project up for days.
 	MaxKeepAlive time.Duration
@@ -105,6 +110,9 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.IdleWarning < 0 {
+		return nil, fmt.Errorf("engine: idle warning %s must not be negative: %w", cfg.IdleWarning, ErrBadInput)
 	}
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("engine: idle timeout %s must be positive: %w", cfg.IdleTimeout, ErrBadInput)

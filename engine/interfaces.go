@@ -39,6 +39,10 @@ type Store interface {
 	// it is after. ErrNotFound when there is no such project.
 	SetKeepAlive(ctx context.Context, projectID string, until time.Time, a Activity) (Project, error)
 
+	// MarkIdleWarned records that the sweep warned at at that the project will be hibernated.
+	// ErrNotFound when there is no such project.
+	MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error
+
 	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
 	// the project as it is after the claim.
 	ClaimProject(ctx context.Context, projectID string, c Claim) (Project, error)

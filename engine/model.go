@@ -39,8 +39,11 @@ type Project struct {
 	// KeepAliveUntil keeps the idle sweep off the project until then (project keep-alive),
 	// however long ago its last activity was.
 	KeepAliveUntil time.Time `json:"keep_alive_until,omitzero"`
-	CreatedAt      time.Time `json:"created_at"`
-	UpdatedAt      time.Time `json:"updated_at"`
+	// IdleWarnedAt is when the sweep last warned that the project will be hibernated (an
+	// idle_warning event); the warning stands only while no activity came after it.
+	IdleWarnedAt time.Time `json:"idle_warned_at,omitzero"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 	// HibernationSnapshot is the snapshot a hibernated project wakes from.
 	HibernationSnapshot string `json:"hibernation_snapshot,omitempty"`
 
@@ -54,6 +57,12 @@ type Project struct {
 	// project the next one, so a holder that was taken over is told apart from its taker
 	// even though both carry the same OpID.
 	OpEpoch int64 `json:"op_epoch,omitempty"`
+}
+
+// IdleWarned reports whether an idle warning stands for p: one was given and no activity came
+// after it. It is as old as p.IdleWarnedAt says.
+func (p Project) IdleWarned() bool {
+	return !p.IdleWarnedAt.IsZero() && !p.IdleWarnedAt.Before(p.LastActivity)
 }
 
 // KeptAlive reports whether a keep-alive holds the idle sweep off p at t.

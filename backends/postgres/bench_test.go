@@ -39,7 +39,7 @@ func seedFleet(tb testing.TB, s *Store, prefix string, n int) {
 		// A multiplicative stride spreads activity times without sorting them by id.
 		last := benchNow.Add(-time.Duration((int64(i)*7919)%int64(n)) * (span / time.Duration(n)))
 		return []any{fmt.Sprintf("%s-%06d", prefix, i), fmt.Sprintf("%s-slug-%06d", prefix, i), "", "owner",
-			string(status), "", last, last, last, "", opID, "", "", hb, int64(0), "", "", time.Time{}}, nil
+			string(status), "", last, last, last, "", opID, "", "", hb, int64(0), "", "", time.Time{}, time.Time{}}, nil
 	})
 	cols := strings.Split(strings.Join(strings.Fields(projectCols), ""), ",")
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"projects"}, cols, rows); err != nil {

@@ -14,19 +14,19 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until, idle_warned_at`
 
 func scanProject(row pgx.Row) (engine.Project, error) {
 	var p engine.Project
 	err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &p.LastActivity,
 		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat, &p.OpEpoch,
-		&p.LastActivitySource, &p.LastActivityActor, &p.KeepAliveUntil)
+		&p.LastActivitySource, &p.LastActivityActor, &p.KeepAliveUntil, &p.IdleWarnedAt)
 	if err != nil {
 		return engine.Project{}, err
 	}
 	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromDB(p.LastActivity), fromDB(p.CreatedAt),
 		fromDB(p.UpdatedAt), fromDB(p.OpHeartbeat)
-	p.KeepAliveUntil = fromDB(p.KeepAliveUntil)
+	p.KeepAliveUntil, p.IdleWarnedAt = fromDB(p.KeepAliveUntil), fromDB(p.IdleWarnedAt)
 	return p, nil
 }
 
@@ -46,10 +46,10 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, p.LastActivity,
 			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat, p.OpEpoch,
-			p.LastActivitySource, p.LastActivityActor, p.KeepAliveUntil)
+			p.LastActivitySource, p.LastActivityActor, p.KeepAliveUntil, p.IdleWarnedAt)
 		if isUnique(err) {
 			_, constraint := pgCode(err)
 			return sqlstore.ProjectExists(p, constraint == "projects_live_slug")
@@ -151,6 +151,18 @@ func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.T
 		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), badInput(err))
 	}
 	return p, nil
+}
+
+// MarkIdleWarned records when the sweep warned.
+func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET idle_warned_at = $2 WHERE id = $1`, projectID, at)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("record the idle warning of project %s: %w", projectID, badInput(err))
+	}
+	return nil
 }
 
 // touchSet records an activity whose time, source and actor are the parameters numbered at,

@@ -17,19 +17,19 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until, idle_warned_at`
 
 func scanProject(sc scanner) (engine.Project, error) {
 	var p engine.Project
-	var last, created, updated, hb, alive int64
+	var last, created, updated, hb, alive, warned int64
 	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
 		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch,
-		&p.LastActivitySource, &p.LastActivityActor, &alive)
+		&p.LastActivitySource, &p.LastActivityActor, &alive, &warned)
 	if err != nil {
 		return engine.Project{}, err
 	}
 	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
-	p.KeepAliveUntil = fromMicros(alive)
+	p.KeepAliveUntil, p.IdleWarnedAt = fromMicros(alive), fromMicros(warned)
 	return p, nil
 }
 
@@ -41,11 +41,11 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
 			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch, p.LastActivitySource, p.LastActivityActor,
-			toMicros(p.KeepAliveUntil))
+			toMicros(p.KeepAliveUntil), toMicros(p.IdleWarnedAt))
 		if isUnique(err) {
 			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
@@ -156,6 +156,18 @@ func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.T
 		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), err)
 	}
 	return p, nil
+}
+
+// MarkIdleWarned records when the sweep warned.
+func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET idle_warned_at = ? WHERE id = ?`, toMicros(at), projectID)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("record the idle warning of project %s: %w", projectID, err)
+	}
+	return nil
 }
 
 // touchSet records an activity (touchArgs) with max semantics. Every expression of a SET reads
@@ -338,7 +350,7 @@ func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, quer
 const listCols = `id, slug, name, owner, status, NULLIF(status_reason, ''), last_activity, created_at,
 	updated_at, NULLIF(hibernation_snapshot, ''), NULLIF(op_id, ''), NULLIF(op_kind, ''),
 	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq, NULLIF(last_activity_source, ''),
-	NULLIF(last_activity_actor, ''), keep_alive_until`
+	NULLIF(last_activity_actor, ''), keep_alive_until, idle_warned_at`
 
 // scanChanges appends the projects of rows (listCols) to out, moving its cursor to the largest
 // change number read; err is the query's error. Every row is scanned into the same
@@ -349,19 +361,19 @@ func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	}
 	defer rows.Close()
 	var (
-		p                                      engine.Project
-		last, created, updated, hb, seq, alive int64
+		p                                              engine.Project
+		last, created, updated, hb, seq, alive, warned int64
 	)
 	dest := []any{&p.ID, &p.Slug, &p.Name, &p.Owner, text[engine.ProjectStatus]{&p.Status},
 		text[string]{&p.StatusReason}, &last, &created, &updated, text[string]{&p.HibernationSnapshot},
 		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq,
-		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}, &alive}
+		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}, &alive, &warned}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
-		p.KeepAliveUntil = fromMicros(alive)
+		p.KeepAliveUntil, p.IdleWarnedAt = fromMicros(alive), fromMicros(warned)
 		out.Projects = append(out.Projects, p)
 		out.Cursor = max(out.Cursor, seq)
 	}

@@ -24,6 +24,8 @@ type config struct {
 	Mode            string
 	IdleTimeout     time.Duration
 	StopIdleTimeout time.Duration
+	// IdleWarning is how long before a hibernation the sweep warns (0: never).
+	IdleWarning time.Duration
 	// MaxKeepAlive bounds project keep-alive --for.
 	MaxKeepAlive     time.Duration
 	OpTimeout        time.Duration
@@ -75,6 +77,7 @@ func defaultConfig() config {
 		StateDir:         filepath.Join(xdg.DataHome, "sailtui"),
 		Mode:             "local",
 		IdleTimeout:      30 * time.Minute,
+		IdleWarning:      5 * time.Minute,
 		MaxKeepAlive:     engine.DefaultMaxKeepAlive,
 		OpTimeout:        10 * time.Minute,
 		UseWait:          engine.DefaultUseWait,

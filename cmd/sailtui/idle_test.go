@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sailtui/sailtui/backends/postgres/pgtest"
+	"github.com/sailtui/sailtui/engine"
 )
 
 // Idleness a user can trust (issue 35): project touch records activity through the door it
@@ -86,5 +95,90 @@ func TestProjectKeepAlive(t *testing.T) {
 	}
 	if ls := c.ok("projects", "ls"); strings.Contains(ls, "kept alive") {
 		t.Errorf("projects ls shows a cancelled keep-alive:\n%s", ls)
+	}
+}
+
+// The idle warning through the binary: a sweep with SAILTUI_IDLE_WARNING_MINUTES set warns an
+// idle project instead of hibernating it (warned in its JSON summary), the warning reaches
+// `sailtui events` in another process as an idle_warning event, and the next sweep inside the
+// window still leaves the project alone.
+func TestIdleWarningReachesEvents(t *testing.T) {
+	dsn := pgtest.Start(t)
+	c := newCLI(t)
+	c.env = []string{"DATABASE_URL=" + dsn}
+	c.ok("project", "create", "watched")
+
+	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "events", "-o", "json")
+	cmd.Env = append(os.Environ(), "SAILTUI_TEST_MAIN=1", "DATABASE_URL="+dsn)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	events := make(chan engine.Event, 64)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var e engine.Event
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				events <- e
+			}
+		}
+		close(events)
+	}()
+	// The listener is ready once it hears a project created after it started.
+	heard := func(slug, kind string, within time.Duration) bool {
+		deadline := time.After(within)
+		for {
+			select {
+			case e, ok := <-events:
+				if !ok {
+					t.Fatal("the events stream ended")
+				}
+				if e.Slug == slug && (kind == "" || e.Kind == kind) {
+					return true
+				}
+			case <-deadline:
+				return false
+			}
+		}
+	}
+	for i := 0; ; i++ {
+		if i == 20 {
+			t.Fatal("sailtui events heard none of 20 projects created")
+		}
+		probe := fmt.Sprintf("probe-%d", i)
+		c.ok("project", "create", probe)
+		if heard(probe, "", time.Second) {
+			break
+		}
+	}
+
+	warn := []string{"SAILTUI_IDLE_WARNING_MINUTES=5"}
+	var rep engine.SweepReport
+	out := c.runIn(nil, warn, "--headless", "--sweep=hibernate", "--idle", "1ns")
+	if out.code != 0 || json.Unmarshal([]byte(out.stdout), &rep) != nil {
+		t.Fatalf("sweep: exit %d\n%s\n%s", out.code, out.stdout, out.stderr)
+	}
+	if !slices.ContainsFunc(rep.Warned, func(it engine.SweepItem) bool { return it.Slug == "watched" }) || len(rep.Hibernated) != 0 {
+		t.Fatalf("a sweep with the warning on: %+v", rep)
+	}
+	if !heard("watched", engine.EventIdleWarning, 10*time.Second) {
+		t.Fatal("sailtui events did not show the idle_warning of watched")
+	}
+	out = c.runIn(nil, warn, "--headless", "--sweep=hibernate", "--idle", "1ns")
+	rep = engine.SweepReport{}
+	if out.code != 0 || json.Unmarshal([]byte(out.stdout), &rep) != nil || len(rep.Hibernated) != 0 || len(rep.Warned) != 0 {
+		t.Fatalf("a sweep inside the warning window: exit %d %+v\n%s", out.code, rep, out.stderr)
+	}
+	var ps []projectRow
+	c.json(&ps, "projects", "ls")
+	for _, p := range ps {
+		if p.Status != "active" {
+			t.Errorf("%s is %s inside its warning window", p.Slug, p.Status)
+		}
 	}
 }

@@ -12,6 +12,42 @@ var idleTests = []test{
 	{"KeepAlive", testKeepAlive},
 	{"KeepAliveHoldsSelection", testKeepAliveHoldsSelection},
 	{"KeepAliveHoldsClaim", testKeepAliveHoldsClaim},
+	{"IdleWarning", testIdleWarning},
+}
+
+// An idle warning is stored, read back everywhere a project is read, and stands only until
+// the next activity.
+func testIdleWarning(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	p := createActive(t, s, "warned", t0.Add(-time.Hour))
+	if get(t, s, p.ID).IdleWarned() {
+		t.Fatal("a project never warned stands warned")
+	}
+	noErr(t, "MarkIdleWarned", s.MarkIdleWarned(ctx, p.ID, t0))
+	got := get(t, s, p.ID)
+	checkTime(t, "warned at", got.IdleWarnedAt, t0)
+	checkUTC(t, "warned at", got.IdleWarnedAt)
+	if !got.IdleWarned() {
+		t.Errorf("warned at %s after activity at %s does not stand", got.IdleWarnedAt, got.LastActivity)
+	}
+	ps, err := s.IdleProjects(ctx, t0, t0, 0)
+	noErr(t, "IdleProjects", err)
+	if len(ps) != 1 {
+		t.Fatalf("IdleProjects: %+v", ps)
+	}
+	checkTime(t, "warned at, as the sweep's selection reads it", ps[0].IdleWarnedAt, t0)
+	changes, err := s.ListProjectsChangedSince(ctx, 0)
+	noErr(t, "ListProjectsChangedSince", err)
+	if len(changes.Projects) != 1 {
+		t.Fatalf("ListProjectsChangedSince: %+v", changes.Projects)
+	}
+	checkTime(t, "warned at, as the incremental read reads it", changes.Projects[0].IdleWarnedAt, t0)
+
+	noErr(t, "Touch", s.Touch(ctx, p.ID, touchAt(t0.Add(time.Second))))
+	if got := get(t, s, p.ID); got.IdleWarned() {
+		t.Errorf("a warning at %s stands after activity at %s", got.IdleWarnedAt, got.LastActivity)
+	}
+	wantErr(t, "MarkIdleWarned of a missing project", s.MarkIdleWarned(ctx, newID(), t0), engine.ErrNotFound)
 }
 
 // A keep-alive is stored with the activity it records, in one write; clearing it records none.
