@@ -6,7 +6,21 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 )
+
+// activityDoor is " · SOURCE (by ACTOR)" of p's newest activity, as much of it as is known
+// (projects touched before sources were recorded have none).
+func activityDoor(p Project) string {
+	s := ""
+	if p.LastActivitySource != "" {
+		s = " · " + p.LastActivitySource
+	}
+	if p.LastActivityActor != "" {
+		s += " (by " + p.LastActivityActor + ")"
+	}
+	return s
+}
 
 // Describe is the runtime's own view of a project, after sailtui's own: its containers, the
 // primary app first with the URL to open, and what each connection gives (the export keys).
@@ -23,7 +37,7 @@ func (e *Engine) Describe(ctx context.Context, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return describeHeader(p, views, conns) + text, nil
+	return describeHeader(p, views, conns, e.now()) + text, nil
 }
 
 func containersOf(views []ContainerView) []Container {
@@ -35,7 +49,7 @@ func containersOf(views []ContainerView) []Container {
 }
 
 // describeHeader is the part of Describe every runtime shares.
-func describeHeader(p Project, views []ContainerView, conns []Connection) string {
+func describeHeader(p Project, views []ContainerView, conns []Connection, now time.Time) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Project %s (%s)\n", p.Slug, p.Status)
 	ordered := slices.Clone(views)
@@ -84,6 +98,13 @@ func describeHeader(p Project, views []ContainerView, conns []Connection) string
 			}
 		}
 		fmt.Fprintf(&b, "  %s → %s%s\n", cn.From, cn.To, keys)
+	}
+	// After the containers, which come first because the primary app's URL is what most look for.
+	if !p.LastActivity.IsZero() {
+		fmt.Fprintf(&b, "  last activity: %s%s\n", p.LastActivity.Format(time.RFC3339), activityDoor(p))
+	}
+	if p.KeptAlive(now) {
+		fmt.Fprintf(&b, "  kept alive until %s: the idle sweep leaves it alone until then\n", p.KeepAliveUntil.Format(time.RFC3339))
 	}
 	b.WriteString("\n")
 	return b.String()

@@ -29,6 +29,14 @@ type Config struct {
 	// stops the containers of projects idle this long (files kept, instant restart) and
 	// hibernates them only after IdleTimeout.
 	StopIdleTimeout time.Duration
+	// IdleWarning, when set, is how long before a hibernation its project is warned (one
+	// idle_warning event): a sweep warns every project that will be idle past the timeout
+	// within it, and hibernates none whose warning is younger (SAILTUI_IDLE_WARNING_MINUTES).
+	// Zero gives no warning.
+	IdleWarning time.Duration
+	// MaxKeepAlive bounds how far ahead a keep-alive may hold the idle sweep off a project
+	// (SAILTUI_MAX_KEEP_ALIVE): a forgotten keep-alive must not keep a project up for days.
+	MaxKeepAlive time.Duration
 	// OpTimeout is how long an operation may go without a heartbeat before another process
 	// takes it over (a holder known to be dead is taken over at once).
 	OpTimeout time.Duration
@@ -80,6 +88,7 @@ const (
 	DefaultSweepConcurrency = 16
 	DefaultKeepAuto         = 2
 	DefaultSweepLockTTL     = 3 * time.Minute
+	DefaultMaxKeepAlive     = 12 * time.Hour
 )
 
 // New checks cfg and fills in its defaults.
@@ -102,11 +111,17 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
 	}
+	if cfg.IdleWarning < 0 {
+		return nil, fmt.Errorf("engine: idle warning %s must not be negative: %w", cfg.IdleWarning, ErrBadInput)
+	}
 	if cfg.IdleTimeout < 0 {
 		return nil, fmt.Errorf("engine: idle timeout %s must be positive: %w", cfg.IdleTimeout, ErrBadInput)
 	}
 	if cfg.OpTimeout <= 0 {
 		cfg.OpTimeout = DefaultOpTimeout
+	}
+	if cfg.MaxKeepAlive <= 0 {
+		cfg.MaxKeepAlive = DefaultMaxKeepAlive
 	}
 	if cfg.SweepConcurrency <= 0 {
 		cfg.SweepConcurrency = DefaultSweepConcurrency
@@ -245,16 +260,26 @@ func (e *Engine) liveProject(ctx context.Context, ref string) (Project, error) {
 	return p, nil
 }
 
-// Touch records activity on a project.
-func (e *Engine) Touch(ctx context.Context, ref string) error {
+// Touch records activity on a project through the door source (SourceTouch when empty): what
+// a platform calls when its IDE or agent works in a project by means of its own.
+func (e *Engine) Touch(ctx context.Context, ref, source string) (Project, error) {
+	if source == "" {
+		source = SourceTouch
+	}
+	if err := CheckSource(source); err != nil {
+		return Project{}, fmt.Errorf("touch %s: %w", ref, err)
+	}
+	if err := e.writable("touch " + ref); err != nil {
+		return Project{}, err
+	}
 	p, err := e.liveProject(ctx, ref)
 	if err != nil {
-		return err
+		return p, err
 	}
-	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
-		return fmt.Errorf("touch %s: %w", p.Slug, err)
+	if err := e.store.Touch(ctx, p.ID, e.activity(source)); err != nil {
+		return p, fmt.Errorf("touch %s: %w", p.Slug, err)
 	}
-	return nil
+	return e.Project(ctx, p.ID)
 }
 
 // hostName is cached: it never changes for a process and is part of every owner string.

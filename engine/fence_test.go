@@ -142,7 +142,7 @@ type flakyEndUse struct {
 	fails atomic.Int64
 }
 
-func (f *flakyEndUse) EndUse(ctx context.Context, projectID, useID string, touch time.Time) error {
+func (f *flakyEndUse) EndUse(ctx context.Context, projectID, useID string, touch engine.Activity) error {
 	if f.fails.Add(-1) >= 0 {
 		return errors.New("store blinked")
 	}

@@ -34,12 +34,14 @@ func (e *Engine) Hibernate(ctx context.Context, ref string) (Project, error) {
 	}
 	// Uses that ended while the claim waited them out were activity the operator asked to
 	// override; activity after that puts the project back.
-	return e.hibernateClaimed(ctx, o, o.fenced)
+	// An operator's own hibernate overrides a keep-alive: it is as explicit a wish.
+	return e.hibernateClaimed(ctx, o, o.fenced, time.Time{})
 }
 
 // hibernateClaimed runs (or resumes) a hibernation. cutoff is the activity time after which the
-// project counts as touched and is put back instead.
-func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) (Project, error) {
+// project counts as touched and is put back instead; so it is when keptAliveAt is set and a
+// keep-alive holds the project then.
+func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff, keptAliveAt time.Time) (Project, error) {
 	p := o.p
 	progress := progressFor(ctx, p.ID, OpHibernate)
 	cs, err := e.runningContainers(ctx, p.ID)
@@ -102,6 +104,9 @@ func (e *Engine) hibernateClaimed(ctx context.Context, o *op, cutoff time.Time) 
 	}
 	if cur.LastActivity.After(cutoff) {
 		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: %w", p.Slug, ErrTouched))
+	}
+	if !keptAliveAt.IsZero() && cur.KeptAlive(keptAliveAt) {
+		return e.putBack(ctx, o, running, fmt.Errorf("hibernate %s: kept alive until %s: %w", p.Slug, cur.KeepAliveUntil.Format(time.RFC3339), ErrTouched))
 	}
 	progress(Progress{Phase: "teardown"})
 	return e.tearDown(ctx, o, p, cs, snap, "teardown failed")
@@ -278,9 +283,11 @@ func (e *Engine) wakeClaimed(ctx context.Context, o *op) (Project, error) {
 // project as active with live storage (no hibernation snapshot to wake from any more).
 func (e *Engine) startAfterRestore(ctx context.Context, o *op) (Project, error) {
 	p := o.p
-	if err := e.store.Touch(ctx, p.ID, e.now()); err != nil {
-		e.log.Warn("touch after restore", "project", p.Slug, "err", err)
+	source := SourceWake
+	if o.rec.Kind != OpWake {
+		source = SourceRestore
 	}
+	e.touch(ctx, p, source)
 	if cs, err := e.runningContainers(ctx, p.ID); err == nil {
 		what := LogMarkWoke
 		if o.rec.Kind != OpWake {
@@ -350,7 +357,7 @@ func (e *Engine) resume(ctx context.Context, p Project) (Project, error) {
 	}
 	switch o.rec.Kind {
 	case OpHibernate:
-		return e.hibernateClaimed(ctx, o, o.rec.StartedAt)
+		return e.hibernateClaimed(ctx, o, o.rec.StartedAt, time.Time{})
 	case OpWake:
 		return e.wakeClaimed(ctx, o)
 	case OpRestore:

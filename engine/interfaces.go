@@ -24,12 +24,24 @@ type Store interface {
 	// A project may come again without a change (reads overlap), never be missed.
 	ListProjectsChangedSince(ctx context.Context, cursor int64) (ProjectChanges, error)
 	// IdleProjects lists active projects held by no operation whose last activity is before
-	// idleBefore, oldest first, at most limit (0: no limit).
-	IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]Project, error)
+	// idleBefore and that no keep-alive holds at asOf (keep_alive_until after it), oldest
+	// first, at most limit (0: no limit).
+	IdleProjects(ctx context.Context, idleBefore, asOf time.Time, limit int) ([]Project, error)
 	// HeldProjects lists projects held by an operation (the sweep checks them for stale holders).
 	HeldProjects(ctx context.Context) ([]Project, error)
-	// Touch records activity: last_activity becomes max(last_activity, at).
-	Touch(ctx context.Context, projectID string, at time.Time) error
+	// Touch records activity: last_activity becomes max(last_activity, a.At), and its source
+	// and actor become a's when a is not older than the stored activity (an older touch
+	// reported late leaves the newer one's source).
+	Touch(ctx context.Context, projectID string, a Activity) error
+
+	// SetKeepAlive keeps a project off the idle sweep until until (zero: no longer) and, unless
+	// a.At is zero, records the activity a (as Touch), in one write; it returns the project as
+	// it is after. ErrNotFound when there is no such project.
+	SetKeepAlive(ctx context.Context, projectID string, until time.Time, a Activity) (Project, error)
+
+	// MarkIdleWarned records that the sweep warned at at that the project will be hibernated.
+	// ErrNotFound when there is no such project.
+	MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error
 
 	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
 	// the project as it is after the claim.
@@ -87,15 +99,15 @@ type Store interface {
 	ListOps(ctx context.Context, projectID string, limit int) ([]Operation, error)
 
 	// BeginUse records a shared use of a project (a file operation or an exec) and counts it
-	// as activity, in one transaction: it is refused with ErrConflict when the project is not
+	// as activity (at u.StartedAt, source u.Source, actor u.Owner, as Touch), in one transaction: it is refused with ErrConflict when the project is not
 	// active or is held by an operation of one of the kinds in exclusive. So an exclusive
 	// operation that claimed the project sees every use that began before its claim, and no
 	// use begins after it (invariant 9).
 	BeginUse(ctx context.Context, u Use, exclusive []OpKind) error
-	// EndUse forgets a use and, unless touch is zero, records activity at touch. A use that is
-	// no longer there (an operation dropped it) gives ErrNotFound: its holder must not report
-	// success for what it did under it.
-	EndUse(ctx context.Context, projectID, useID string, touch time.Time) error
+	// EndUse forgets a use and, unless touch.At is zero, records the activity touch (as Touch).
+	// A use that is no longer there (an operation dropped it) gives ErrNotFound: its holder
+	// must not report success for what it did under it.
+	EndUse(ctx context.Context, projectID, useID string, touch Activity) error
 	// GetUse reads a use (its holder polls it for a revocation); ErrNotFound once it is gone.
 	GetUse(ctx context.Context, useID string) (Use, error)
 	// HeartbeatUse refreshes a use's heartbeat; ErrNotFound once it is gone.
@@ -155,6 +167,9 @@ type Claim struct {
 	// IdleBefore, when set, also requires last_activity <= IdleBefore (invariant 4: a project
 	// touched after the sweep selected it is not claimed).
 	IdleBefore time.Time
+	// KeptAliveAt, when set, also requires that no keep-alive holds the project at that time
+	// (keep_alive_until <= KeptAliveAt): a keep-alive set after the sweep selected it wins.
+	KeptAliveAt time.Time
 	// TakeOver, when set, lets the claim replace that (stale) holder; otherwise the project must
 	// be held by nobody. Either way the project gets the next hold epoch (Project.OpEpoch of
 	// the answer), and a takeover moves the journal entry of TakeOver to it in the same

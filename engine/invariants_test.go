@@ -136,11 +136,11 @@ type touchingStore struct {
 	slug string
 }
 
-func (s touchingStore) IdleProjects(ctx context.Context, before time.Time, limit int) ([]engine.Project, error) {
-	ps, err := s.Store.IdleProjects(ctx, before, limit)
+func (s touchingStore) IdleProjects(ctx context.Context, before, asOf time.Time, limit int) ([]engine.Project, error) {
+	ps, err := s.Store.IdleProjects(ctx, before, asOf, limit)
 	for _, p := range ps {
 		if p.Slug == s.slug {
-			if terr := s.Store.Touch(ctx, p.ID, time.Now().Add(2*time.Hour)); terr != nil {
+			if terr := s.Store.Touch(ctx, p.ID, engine.Activity{At: time.Now().Add(2 * time.Hour), Source: engine.SourceTouch}); terr != nil {
 				return nil, terr
 			}
 		}
@@ -174,7 +174,7 @@ func TestInvariantActivityRespected(t *testing.T) {
 		pt := openTest(t, state, "test-a", func(c *engine.Config) {
 			c.StepHook = func(kind engine.OpKind, step string) {
 				if kind == engine.OpHibernate && step == "snapshot-ready" {
-					if err := eng.Touch(ctx, "busy"); err != nil {
+					if _, err := eng.Touch(ctx, "busy", ""); err != nil {
 						t.Errorf("touch: %v", err)
 					}
 				}

@@ -32,8 +32,18 @@ type Project struct {
 	Status       ProjectStatus `json:"status"`
 	StatusReason string        `json:"status_reason,omitempty"`
 	LastActivity time.Time     `json:"last_activity"`
-	CreatedAt    time.Time     `json:"created_at"`
-	UpdatedAt    time.Time     `json:"updated_at"`
+	// LastActivitySource and LastActivityActor say which door the newest activity came
+	// through ("files", "exec", "start", a platform's own) and who used it.
+	LastActivitySource string `json:"last_activity_source,omitempty"`
+	LastActivityActor  string `json:"last_activity_actor,omitempty"`
+	// KeepAliveUntil keeps the idle sweep off the project until then (project keep-alive),
+	// however long ago its last activity was.
+	KeepAliveUntil time.Time `json:"keep_alive_until,omitzero"`
+	// IdleWarnedAt is when the sweep last warned that the project will be hibernated (an
+	// idle_warning event); the warning stands only while no activity came after it.
+	IdleWarnedAt time.Time `json:"idle_warned_at,omitzero"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
 	// HibernationSnapshot is the snapshot a hibernated project wakes from.
 	HibernationSnapshot string `json:"hibernation_snapshot,omitempty"`
 
@@ -48,6 +58,15 @@ type Project struct {
 	// even though both carry the same OpID.
 	OpEpoch int64 `json:"op_epoch,omitempty"`
 }
+
+// IdleWarned reports whether an idle warning stands for p: one was given and no activity came
+// after it. It is as old as p.IdleWarnedAt says.
+func (p Project) IdleWarned() bool {
+	return !p.IdleWarnedAt.IsZero() && !p.IdleWarnedAt.Before(p.LastActivity)
+}
+
+// KeptAlive reports whether a keep-alive holds the idle sweep off p at t.
+func (p Project) KeptAlive(t time.Time) bool { return p.KeepAliveUntil.After(t) }
 
 // Container is one service of a project: a directory of the project tree and the command that
 // serves it.

@@ -27,7 +27,7 @@ func (e *Engine) execIn(ctx context.Context, ref, name string, req ExecRequest,
 		return ExecResult{}, err
 	}
 	var res ExecResult
-	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+	err = e.withUse(ctx, ref, "exec "+c.Name, SourceExec, func(ctx context.Context, p Project) error {
 		var err error
 		res, err = run(ctx, p, c, req.withDefaultTimeout())
 		return err
@@ -71,7 +71,7 @@ func (e *Engine) ExecTerminal(ctx context.Context, ref, name string, req ExecReq
 		req.Env["TERM"] = "xterm"
 	}
 	var res ExecResult
-	err = e.withUse(ctx, ref, "exec "+c.Name, func(ctx context.Context, p Project) error {
+	err = e.withUse(ctx, ref, "exec "+c.Name, SourceTerminal, func(ctx context.Context, p Project) error {
 		var err error
 		res, err = tr.ExecTerminal(ctx, p, c, req, t)
 		return err
@@ -142,7 +142,7 @@ func (e *Engine) Logs(ctx context.Context, ref, name string, opts LogOptions) (i
 
 // ReadFile copies a project file to w.
 func (e *Engine) ReadFile(ctx context.Context, ref, path string, w io.Writer) error {
-	return e.withUse(ctx, ref, "files get", func(ctx context.Context, p Project) error {
+	return e.withUse(ctx, ref, "files get", SourceFiles, func(ctx context.Context, p Project) error {
 		return e.runtime.ReadFile(ctx, p, path, w)
 	})
 }
@@ -153,7 +153,7 @@ func (e *Engine) WriteFile(ctx context.Context, ref, path string, r io.Reader) e
 	if err := e.writable("write file"); err != nil {
 		return err
 	}
-	return e.withUse(ctx, ref, "files put", func(ctx context.Context, p Project) error {
+	return e.withUse(ctx, ref, "files put", SourceFiles, func(ctx context.Context, p Project) error {
 		return e.runtime.WriteFile(ctx, p, path, r)
 	})
 }
@@ -163,7 +163,7 @@ func (e *Engine) DeleteFile(ctx context.Context, ref, path string) error {
 	if err := e.writable("delete file"); err != nil {
 		return err
 	}
-	return e.withUse(ctx, ref, "files rm", func(ctx context.Context, p Project) error {
+	return e.withUse(ctx, ref, "files rm", SourceFiles, func(ctx context.Context, p Project) error {
 		return e.runtime.DeleteFile(ctx, p, path)
 	})
 }
@@ -171,7 +171,7 @@ func (e *Engine) DeleteFile(ctx context.Context, ref, path string) error {
 // ListFiles lists a directory of a project.
 func (e *Engine) ListFiles(ctx context.Context, ref, path string) ([]FileInfo, error) {
 	var out []FileInfo
-	err := e.withUse(ctx, ref, "files ls", func(ctx context.Context, p Project) error {
+	err := e.withUse(ctx, ref, "files ls", SourceFiles, func(ctx context.Context, p Project) error {
 		var err error
 		out, err = e.runtime.ListFiles(ctx, p, path)
 		return err

@@ -133,7 +133,8 @@ func (e *Engine) CreateProject(ctx context.Context, req CreateRequest) (Project,
 	}
 	opID := newID()
 	p := Project{ID: newID(), Slug: slug, Name: req.Name, Owner: owner, Status: StatusActive,
-		LastActivity: now, CreatedAt: now, UpdatedAt: now,
+		LastActivity: now, LastActivitySource: SourceCreate, LastActivityActor: e.cfg.Owner,
+		CreatedAt: now, UpdatedAt: now,
 		OpID: opID, OpKind: OpCreate, OpOwner: e.cfg.Owner, OpHeartbeat: now, OpEpoch: 1}
 	var cs []Container
 	for i, s := range specs {
@@ -408,7 +409,7 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	}
 	if s.GitURL != "" {
 		// The clone writes into the project's storage: a use, like any other write (invariant 9).
-		err := e.withUse(ctx, p.ID, "git clone", func(ctx context.Context, p Project) error {
+		err := e.withUse(ctx, p.ID, "git clone", SourceGit, func(ctx context.Context, p Project) error {
 			return e.cloneInto(ctx, p, c.Directory, s.GitURL, s.GitBranch)
 		})
 		if err != nil {
@@ -420,7 +421,7 @@ func (e *Engine) AddContainer(ctx context.Context, ref string, s ContainerSpec) 
 	if err := e.store.PutContainer(ctx, c); err != nil {
 		return c, fmt.Errorf("add container to %s: %w", p.Slug, err)
 	}
-	_ = e.store.Touch(ctx, p.ID, e.now())
+	e.touch(ctx, p, SourceContainer)
 	e.publish(ctx, Event{ProjectID: p.ID, Slug: p.Slug, Kind: "container", Reason: "added " + c.Name})
 	return c, nil
 }
@@ -436,7 +437,7 @@ func (e *Engine) checkContainerDir(ctx context.Context, p Project, c Container, 
 		// one with a command of its own, does not depend on one answering.
 		return nil
 	}
-	return e.withUse(ctx, p.ID, "container add", func(ctx context.Context, p Project) error {
+	return e.withUse(ctx, p.ID, "container add", SourceContainer, func(ctx context.Context, p Project) error {
 		_, err := e.runtime.ListFiles(ctx, p, c.Directory)
 		switch {
 		case err == nil:

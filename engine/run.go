@@ -303,7 +303,7 @@ func (e *Engine) StartProject(ctx context.Context, ref string) (Project, error) 
 	if err != nil {
 		return p, err
 	}
-	_ = e.store.Touch(ctx, p.ID, e.now())
+	e.touch(ctx, p, SourceStart)
 	if lost, err := e.ensureEnvironment(ctx, o); err != nil {
 		// A project without its storage is not active, whatever it was; one whose environment
 		// could not be made stays as it was (failed after a failed create, or active).
@@ -441,7 +441,7 @@ func (e *Engine) StartContainer(ctx context.Context, ref, name string) (Containe
 	if err != nil {
 		return ContainerStatus{}, err
 	}
-	_ = e.store.Touch(ctx, p.ID, e.now())
+	e.touch(ctx, p, SourceStart)
 	st, spec, err := e.startContainer(ctx, p, c, nil)
 	if err == nil {
 		if err = e.awaitUp(ctx, p, c, spec.listenPort()); err == nil {

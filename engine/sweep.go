@@ -60,6 +60,9 @@ type SweepReport struct {
 	Lock       LockState   `json:"lock"`
 	Selected   int         `json:"selected"`
 	Hibernated []SweepItem `json:"hibernated"`
+	// Warned projects got an idle_warning: they will be hibernated once the warning is as
+	// old as the engine's IdleWarning, unless used meanwhile.
+	Warned []SweepItem `json:"warned"`
 	// Stopped projects had their containers stopped by the first idle tier (files kept).
 	Stopped   []SweepItem `json:"stopped"`
 	Recovered []SweepItem `json:"recovered"`
@@ -88,7 +91,7 @@ type SweepReport struct {
 // JSON has the same shape, [] where nothing happened (never null).
 func newReport(sweep string, dryRun bool, asOf time.Time) SweepReport {
 	return SweepReport{Sweep: sweep, DryRun: dryRun, AsOf: asOf,
-		Hibernated: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{},
+		Hibernated: []SweepItem{}, Warned: []SweepItem{}, Stopped: []SweepItem{}, Recovered: []SweepItem{}, Skipped: []SweepItem{},
 		Failed: []SweepItem{}, Deferred: []SweepItem{}, Purged: []SweepItem{}}
 }
 
@@ -183,10 +186,11 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 	}
 
 	cutoff := asOf.Add(-idle)
-	idleProjects, err := e.store.IdleProjects(ctx, cutoff, opts.Limit)
+	idleProjects, err := e.store.IdleProjects(ctx, cutoff.Add(e.cfg.IdleWarning), asOf, opts.Limit)
 	if err != nil {
 		return rep, fmt.Errorf("sweep: select idle projects: %w", err)
 	}
+	idleProjects = e.warnIdle(ctx, idleProjects, cutoff, asOf, &rep)
 	rep.Selected = len(idleProjects)
 	if opts.DryRun {
 		for _, p := range idleProjects {
@@ -194,7 +198,7 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 				Reason: fmt.Sprintf("idle since %s", p.LastActivity.Format(time.RFC3339))})
 		}
 	} else {
-		e.hibernateMany(ctx, stop, idleProjects, cutoff, opts.Concurrency, &rep)
+		e.hibernateMany(ctx, stop, idleProjects, cutoff, asOf, opts.Concurrency, &rep)
 	}
 	stopIdle := opts.StopIdle
 	if stopIdle == 0 {
@@ -205,12 +209,55 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 		for _, p := range idleProjects {
 			taken[p.ID] = true
 		}
-		if err := e.stopIdle(ctx, stop, asOf.Add(-stopIdle), taken, opts, &rep); err != nil {
+		if err := e.stopIdle(ctx, stop, asOf.Add(-stopIdle), asOf, taken, opts, &rep); err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
 }
+
+// warnIdle gives an idle warning to every project of ps (idle past the timeout within the
+// warning window) that has none standing, and returns those to hibernate now: idle past cutoff,
+// warned at least the window before asOf. So no project is hibernated unwarned, or warned later
+// than the window before, even after sweeps were missed: the sweep that finds it warns first
+// and leaves it to a later one. With no warning window every project of ps is idle past cutoff.
+func (e *Engine) warnIdle(ctx context.Context, ps []Project, cutoff, asOf time.Time, rep *SweepReport) []Project {
+	window := e.cfg.IdleWarning
+	if window <= 0 {
+		return ps
+	}
+	var due []Project
+	for _, p := range ps {
+		hibernatesAt := p.LastActivity.Add(asOf.Sub(cutoff))
+		if earliest := asOf.Add(window); earliest.After(hibernatesAt) {
+			hibernatesAt = earliest
+		}
+		item := SweepItem{Slug: p.Slug, ID: p.ID}
+		switch {
+		case !p.IdleWarned():
+			item.Reason = fmt.Sprintf("idle since %s; hibernates at %s unless used", p.LastActivity.Format(time.RFC3339), hibernatesAt.Format(time.RFC3339))
+			if !rep.DryRun {
+				if err := e.store.MarkIdleWarned(ctx, p.ID, asOf); err != nil {
+					// Unrecorded, the warning would not hold the hibernation off: none is given.
+					item.Reason = "idle warning: " + err.Error()
+					rep.Failed = append(rep.Failed, item)
+					continue
+				}
+				e.publish(ctx, Event{Time: asOf, ProjectID: p.ID, Slug: p.Slug, Kind: EventIdleWarning, Reason: item.Reason})
+			}
+			rep.Warned = append(rep.Warned, item)
+		case !p.LastActivity.Before(cutoff) || p.IdleWarnedAt.After(asOf.Add(-window)):
+			// Warned, and not due yet: idle less than the timeout, or warned too recently.
+		default:
+			due = append(due, p)
+		}
+	}
+	sort.Slice(rep.Warned, func(i, j int) bool { return rep.Warned[i].Slug < rep.Warned[j].Slug })
+	return due
+}
+
+// EventIdleWarning is the kind of the event a project gets before the idle sweep hibernates it.
+const EventIdleWarning = "idle_warning"
 
 // sweepWork runs fn over ps with bounded concurrency. Workers pull the next project as soon as
 // they are free, so one slow project holds one worker, never the rest of the sweep. Once ctx ends
@@ -273,16 +320,17 @@ func claimSkipped(err error, item SweepItem, rep *SweepReport, record func(*[]Sw
 	record(&rep.Failed, item)
 }
 
-// hibernateMany hibernates the selected projects.
-func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff time.Time, concurrency int, rep *SweepReport) {
+// hibernateMany hibernates the selected projects: those still idle since cutoff and kept alive
+// by nothing at asOf when each is claimed, and again once its snapshot is taken (invariant 4).
+func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff, asOf time.Time, concurrency int, rep *SweepReport) {
 	e.sweepWork(ctx, stop, ps, concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
-		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff})
+		o, err := e.claim(ctx, p, OpHibernate, []ProjectStatus{StatusActive}, StatusHibernating, Claim{IdleBefore: cutoff, KeptAliveAt: asOf})
 		if err != nil {
 			claimSkipped(err, item, rep, record)
 			return
 		}
-		_, err = e.hibernateClaimed(ctx, o, cutoff)
+		_, err = e.hibernateClaimed(ctx, o, cutoff, asOf)
 		switch {
 		case err == nil:
 			record(&rep.Hibernated, item)
@@ -302,8 +350,8 @@ func (e *Engine) hibernateMany(ctx, stop context.Context, ps []Project, cutoff t
 
 // stopIdle is the first idle tier: the containers of projects idle past the stop timeout (but
 // not yet past the hibernation timeout) are stopped; files stay and a start is instant.
-func (e *Engine) stopIdle(ctx, stop context.Context, cutoff time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
-	candidates, err := e.store.IdleProjects(ctx, cutoff, 0)
+func (e *Engine) stopIdle(ctx, stop context.Context, cutoff, asOf time.Time, skip map[string]bool, opts SweepOptions, rep *SweepReport) error {
+	candidates, err := e.store.IdleProjects(ctx, cutoff, asOf, 0)
 	if err != nil {
 		return fmt.Errorf("sweep: select projects to stop: %w", err)
 	}
@@ -321,7 +369,7 @@ func (e *Engine) stopIdle(ctx, stop context.Context, cutoff time.Time, skip map[
 	}
 	e.sweepWork(ctx, stop, ps, opts.Concurrency, rep, func(ctx context.Context, p Project, record func(*[]SweepItem, SweepItem)) {
 		item := SweepItem{Slug: p.Slug, ID: p.ID}
-		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff})
+		o, err := e.claim(ctx, p, OpStop, []ProjectStatus{StatusActive}, StatusActive, Claim{IdleBefore: cutoff, KeptAliveAt: asOf})
 		if err != nil {
 			claimSkipped(err, item, rep, record)
 			return

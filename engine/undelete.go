@@ -119,7 +119,7 @@ func (e *Engine) undeleteClaimed(ctx context.Context, o *op) (Project, error) {
 		SetHibernationSnapshot: true, HibernationSnapshot: final.ID}, OpDone, nil)
 	if err == nil {
 		// Coming back is activity: the sweep does not take it for idle at once.
-		_ = e.store.Touch(ctx, p.ID, e.now())
+		e.touch(ctx, p, SourceUndelete)
 	}
 	return done, err
 }

@@ -22,6 +22,9 @@ type Use struct {
 	Heartbeat time.Time `json:"heartbeat"`
 	// Revoked, when set, asks the holder to stop; it is the reason the holder reports.
 	Revoked string `json:"revoked,omitempty"`
+	// Source is the door the use is activity of ("files", "exec", "terminal"): BeginUse
+	// records it with the activity; the use's own row does not keep it.
+	Source string `json:"-"`
 }
 
 // exclusiveOps need a project's storage to themselves: they snapshot it, replace it or remove
@@ -46,7 +49,7 @@ func (e errStopped) Error() string { return "stopped: " + e.reason }
 // an operation asks the use to stop; the error then says which operation. A use that an
 // operation had to drop is reported as failed even when fn succeeded: what it wrote may have
 // landed after the snapshot was taken.
-func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx context.Context, p Project) error) error {
+func (e *Engine) withUse(ctx context.Context, ref, kind, source string, fn func(ctx context.Context, p Project) error) error {
 	p, err := e.liveProject(ctx, ref)
 	if err != nil {
 		return err
@@ -63,7 +66,7 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 		return fn(ctx, p)
 	}
 	now := e.now()
-	u := Use{ID: newID(), ProjectID: p.ID, Kind: kind, Owner: e.cfg.Owner, StartedAt: now, Heartbeat: now}
+	u := Use{ID: newID(), ProjectID: p.ID, Kind: kind, Owner: e.cfg.Owner, StartedAt: now, Heartbeat: now, Source: source}
 	if err := e.store.BeginUse(ctx, u, exclusiveOps); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return e.useRefusal(ctx, p, kind)
@@ -101,7 +104,7 @@ func (e *Engine) withUse(ctx context.Context, ref, kind string, fn func(ctx cont
 func (e *Engine) endUse(ctx context.Context, u Use) error {
 	var err error
 	for attempt := range 3 {
-		if err = e.store.EndUse(ctx, u.ProjectID, u.ID, e.now()); err == nil || errors.Is(err, ErrNotFound) {
+		if err = e.store.EndUse(ctx, u.ProjectID, u.ID, Activity{At: e.now(), Source: u.Source, Actor: u.Owner}); err == nil || errors.Is(err, ErrNotFound) {
 			return err
 		}
 		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
@@ -228,7 +231,7 @@ func (o *op) fence(ctx context.Context, mode fenceMode) error {
 				live = append(live, u)
 				continue
 			}
-			if err := e.store.EndUse(ctx, o.p.ID, u.ID, time.Time{}); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := e.store.EndUse(ctx, o.p.ID, u.ID, Activity{}); err != nil && !errors.Is(err, ErrNotFound) {
 				return fmt.Errorf("%s %s: drop stale use %s: %w", o.rec.Kind, o.p.Slug, u.ID, err)
 			}
 			e.log.Info("dropped use of a gone holder", "project", o.p.Slug, "use", u.Kind, "owner", u.Owner)
@@ -243,7 +246,7 @@ func (o *op) fence(ctx context.Context, mode fenceMode) error {
 		if now.After(deadline) {
 			if mode == fenceForce {
 				for _, u := range live {
-					if err := e.store.EndUse(ctx, o.p.ID, u.ID, time.Time{}); err != nil && !errors.Is(err, ErrNotFound) {
+					if err := e.store.EndUse(ctx, o.p.ID, u.ID, Activity{}); err != nil && !errors.Is(err, ErrNotFound) {
 						return fmt.Errorf("%s %s: drop use %s: %w", o.rec.Kind, o.p.Slug, u.ID, err)
 					}
 					e.log.Warn("dropped a use that did not stop", "project", o.p.Slug, "use", u.Kind, "owner", u.Owner)

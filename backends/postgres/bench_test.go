@@ -39,7 +39,7 @@ func seedFleet(tb testing.TB, s *Store, prefix string, n int) {
 		// A multiplicative stride spreads activity times without sorting them by id.
 		last := benchNow.Add(-time.Duration((int64(i)*7919)%int64(n)) * (span / time.Duration(n)))
 		return []any{fmt.Sprintf("%s-%06d", prefix, i), fmt.Sprintf("%s-slug-%06d", prefix, i), "", "owner",
-			string(status), "", last, last, last, "", opID, "", "", hb, int64(0)}, nil
+			string(status), "", last, last, last, "", opID, "", "", hb, int64(0), "", "", time.Time{}, time.Time{}}, nil
 	})
 	cols := strings.Split(strings.Join(strings.Fields(projectCols), ""), ",")
 	if _, err := s.pool.CopyFrom(ctx, pgx.Identifier{"projects"}, cols, rows); err != nil {
@@ -73,8 +73,8 @@ func TestSweepQueriesUseIndexes(t *testing.T) {
 		name, query, index string
 		args               []any
 	}{
-		{"IdleProjects limit 100", idleQuery + limitClause(100), "projects_idle", []any{cutoff}},
-		{"IdleProjects a week idle", idleQuery + limitClause(100), "projects_idle", []any{benchNow.Add(-7 * 24 * time.Hour)}},
+		{"IdleProjects limit 100", idleQuery + limitClause(100), "projects_idle", []any{cutoff, benchNow}},
+		{"IdleProjects a week idle", idleQuery + limitClause(100), "projects_idle", []any{benchNow.Add(-7 * 24 * time.Hour), benchNow}},
 		{"HeldProjects", `SELECT ` + projectCols + ` FROM projects WHERE op_id <> '' ORDER BY op_heartbeat, id`, "projects_held", nil},
 	} {
 		plan := explain(t, s, tc.query, tc.args...)
@@ -90,7 +90,7 @@ func TestSweepQueriesUseIndexes(t *testing.T) {
 			t.Errorf("%s: plan does not read %s in order:\n%s", tc.name, tc.index, plan)
 		}
 	}
-	got, err := s.IdleProjects(t.Context(), cutoff, 100)
+	got, err := s.IdleProjects(t.Context(), cutoff, benchNow, 100)
 	if err != nil || len(got) != 100 {
 		t.Fatalf("IdleProjects: %d projects, %v", len(got), err)
 	}
@@ -107,7 +107,7 @@ func BenchmarkIdleSelection(b *testing.B) {
 	seedFleet(b, s, "fleet", fleetSize)
 	cutoff := benchNow.Add(-30 * time.Minute)
 	for b.Loop() {
-		ps, err := s.IdleProjects(b.Context(), cutoff, 100)
+		ps, err := s.IdleProjects(b.Context(), cutoff, benchNow, 100)
 		if err != nil || len(ps) != 100 {
 			b.Fatalf("IdleProjects: %d projects, %v", len(ps), err)
 		}

@@ -140,7 +140,7 @@ func (l *load) call(ctx context.Context, s *Store, projectID string, w, i int) e
 		_, err := s.GetProject(ctx, projectID)
 		return err
 	case 1:
-		return s.Touch(ctx, projectID, time.Now())
+		return s.Touch(ctx, projectID, engine.Activity{At: time.Now(), Source: engine.SourceTouch})
 	default:
 		_, err := s.TryLock(ctx, fmt.Sprintf("lock-%d", w), "load", time.Now(), time.Minute)
 		return err

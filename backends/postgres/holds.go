@@ -29,6 +29,7 @@ const claimQuery = `WITH claimed AS (UPDATE projects SET
 	WHERE id = $1 AND status = ANY($7::text[])
 		AND (op_id = '' OR ($8::text <> '' AND op_id = $8::text))
 		AND ($9::timestamptz IS NULL OR last_activity <= $9::timestamptz)
+		AND ($10::timestamptz IS NULL OR keep_alive_until <= $10::timestamptz)
 	RETURNING ` + projectCols + `), moved AS (UPDATE operations SET epoch = (SELECT op_epoch FROM claimed)
 	WHERE $8::text <> '' AND id = $8::text AND project_id = $1 AND EXISTS (SELECT 1 FROM claimed))
 	SELECT ` + projectCols + ` FROM claimed`
@@ -44,8 +45,12 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 	if !c.IdleBefore.IsZero() {
 		idleBefore = &c.IdleBefore
 	}
+	var keptAliveAt *time.Time
+	if !c.KeptAliveAt.IsZero() {
+		keptAliveAt = &c.KeptAliveAt
+	}
 	p, err := scanProject(s.pool.QueryRow(ctx, claimQuery, projectID, string(c.To), c.OpID, string(c.Kind),
-		c.Owner, c.Now, strs(c.From), c.TakeOver, idleBefore))
+		c.Owner, c.Now, strs(c.From), c.TakeOver, idleBefore, keptAliveAt))
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("claim project %s for %s %s: %w", projectID, c.Kind, c.OpID, s.explainUpdate(ctx, projectID, err))
 	}
@@ -167,12 +172,12 @@ func scanUse(row pgx.Row) (engine.Use, error) {
 // it updated, in one statement. The UPDATE takes the project's row lock: a racing claim either
 // committed first (then the re-checked WHERE fails and no use is inserted) or waits until this
 // statement's use is committed and visible to the claimer's wait.
-const beginUseQuery = `WITH touched AS (
-		UPDATE projects SET last_activity = GREATEST(last_activity, $5)
+var beginUseQuery = `WITH touched AS (
+		UPDATE projects SET ` + touchSet(5, 9, 4) + `
 		WHERE id = $2 AND status = 'active' AND (op_id = '' OR NOT (op_kind = ANY($8::text[])))
 		RETURNING id)
 	INSERT INTO project_uses (` + useCols + `)
-	SELECT $1, id, $3, $4, $5, $6, $7 FROM touched
+	SELECT $1, id, $3, $4, $5::timestamptz, $6, $7 FROM touched
 	RETURNING id`
 
 // BeginUse records a use of an active project not held by an exclusive operation.
@@ -185,7 +190,7 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 		kinds[i] = string(k)
 	}
 	var id string
-	err := s.pool.QueryRow(ctx, beginUseQuery, u.ID, u.ProjectID, u.Kind, u.Owner, u.StartedAt, u.Heartbeat, u.Revoked, kinds).Scan(&id)
+	err := s.pool.QueryRow(ctx, beginUseQuery, u.ID, u.ProjectID, u.Kind, u.Owner, u.StartedAt, u.Heartbeat, u.Revoked, kinds, u.Source).Scan(&id)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		err = s.whyNotHeld(ctx, u.ProjectID)
@@ -201,17 +206,17 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 }
 
 // endUseQuery deletes the use and, when $3 is set, records the activity, in one statement.
-const endUseQuery = `WITH gone AS (
+var endUseQuery = `WITH gone AS (
 		DELETE FROM project_uses WHERE id = $1 AND project_id = $2 RETURNING project_id),
 	touched AS (
-		UPDATE projects SET last_activity = GREATEST(last_activity, $3)
+		UPDATE projects SET ` + touchSet(3, 5, 6) + `
 		WHERE $4::boolean AND id IN (SELECT project_id FROM gone))
 	SELECT count(*) FROM gone`
 
 // EndUse forgets a use; ErrNotFound when it was already gone.
-func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch time.Time) error {
+func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch engine.Activity) error {
 	var n int
-	err := s.pool.QueryRow(ctx, endUseQuery, useID, projectID, touch, !touch.IsZero()).Scan(&n)
+	err := s.pool.QueryRow(ctx, endUseQuery, useID, projectID, touch.At, !touch.At.IsZero(), touch.Source, touch.Actor).Scan(&n)
 	if err == nil && n == 0 {
 		err = engine.ErrNotFound
 	}

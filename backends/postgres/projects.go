@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,17 +14,19 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until, idle_warned_at`
 
 func scanProject(row pgx.Row) (engine.Project, error) {
 	var p engine.Project
 	err := row.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &p.LastActivity,
-		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat, &p.OpEpoch)
+		&p.CreatedAt, &p.UpdatedAt, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &p.OpHeartbeat, &p.OpEpoch,
+		&p.LastActivitySource, &p.LastActivityActor, &p.KeepAliveUntil, &p.IdleWarnedAt)
 	if err != nil {
 		return engine.Project{}, err
 	}
 	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromDB(p.LastActivity), fromDB(p.CreatedAt),
 		fromDB(p.UpdatedAt), fromDB(p.OpHeartbeat)
+	p.KeepAliveUntil, p.IdleWarnedAt = fromDB(p.KeepAliveUntil), fromDB(p.IdleWarnedAt)
 	return p, nil
 }
 
@@ -43,9 +46,10 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, p.LastActivity,
-			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat, p.OpEpoch)
+			p.CreatedAt, p.UpdatedAt, p.HibernationSnapshot, p.OpID, p.OpKind, p.OpOwner, p.OpHeartbeat, p.OpEpoch,
+			p.LastActivitySource, p.LastActivityActor, p.KeepAliveUntil, p.IdleWarnedAt)
 		if isUnique(err) {
 			_, constraint := pgCode(err)
 			return sqlstore.ProjectExists(p, constraint == "projects_live_slug")
@@ -94,9 +98,10 @@ func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]eng
 }
 
 // IdleProjects lists active, unheld projects last active strictly before idleBefore, oldest
-// first. The conditions and order are those of the partial index projects_idle.
-func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]engine.Project, error) {
-	ps, err := s.queryProjects(ctx, idleQuery+limitClause(limit), idleBefore)
+// first, leaving out those kept alive at asOf. The conditions and order are those of the partial
+// index projects_idle; the keep-alive is a filter on the rows it gives.
+func (s *Store) IdleProjects(ctx context.Context, idleBefore, asOf time.Time, limit int) ([]engine.Project, error) {
+	ps, err := s.queryProjects(ctx, idleQuery+limitClause(limit), idleBefore, asOf)
 	if err != nil {
 		return nil, fmt.Errorf("list idle projects: %w", err)
 	}
@@ -104,7 +109,7 @@ func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit in
 }
 
 const idleQuery = `SELECT ` + projectCols + ` FROM projects
-	WHERE status = 'active' AND op_id = '' AND last_activity < $1
+	WHERE status = 'active' AND op_id = '' AND last_activity < $1 AND keep_alive_until <= $2
 	ORDER BY last_activity, id`
 
 // HeldProjects lists projects held by an operation, stalest heartbeat first.
@@ -118,10 +123,10 @@ func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
 }
 
 // Touch records activity; it never moves last_activity backwards, so late or reordered reports
-// cannot make a busy project look idle.
-func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE projects SET last_activity = GREATEST(last_activity, $2) WHERE id = $1`,
-		projectID, at)
+// cannot make a busy project look idle, nor give it the source of an older touch.
+func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET `+touchSet(2, 3, 4)+` WHERE id = $1`,
+		projectID, a.At, a.Source, a.Actor)
 	if err == nil && tag.RowsAffected() == 0 {
 		err = engine.ErrNotFound
 	}
@@ -129,6 +134,44 @@ func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error
 		return fmt.Errorf("touch project %s: %w", projectID, badInput(err))
 	}
 	return nil
+}
+
+// SetKeepAlive sets (or, with a zero until, clears) the keep-alive and records a with it.
+func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.Time, a engine.Activity) (engine.Project, error) {
+	q, args := `UPDATE projects SET keep_alive_until = $2`, []any{projectID, until}
+	if !a.At.IsZero() {
+		q += `, ` + touchSet(3, 4, 5)
+		args = append(args, a.At, a.Source, a.Actor)
+	}
+	p, err := scanProject(s.pool.QueryRow(ctx, q+` WHERE id = $1 RETURNING `+projectCols, args...))
+	if errors.Is(err, pgx.ErrNoRows) {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), badInput(err))
+	}
+	return p, nil
+}
+
+// MarkIdleWarned records when the sweep warned.
+func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE projects SET idle_warned_at = $2 WHERE id = $1`, projectID, at)
+	if err == nil && tag.RowsAffected() == 0 {
+		err = engine.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("record the idle warning of project %s: %w", projectID, badInput(err))
+	}
+	return nil
+}
+
+// touchSet records an activity whose time, source and actor are the parameters numbered at,
+// source and actor, with max semantics. Every expression of a SET reads the row as it was
+// before the UPDATE, so the source is compared with the old last_activity.
+func touchSet(at, source, actor int) string {
+	return fmt.Sprintf(`last_activity_source = CASE WHEN $%[1]d::timestamptz >= last_activity THEN $%[2]d::text ELSE last_activity_source END,
+		last_activity_actor = CASE WHEN $%[1]d::timestamptz >= last_activity THEN $%[3]d::text ELSE last_activity_actor END,
+		last_activity = GREATEST(last_activity, $%[1]d::timestamptz)`, at, source, actor)
 }
 
 // ListProjectsChangedSince reads the projects stamped (migration 0005) by a transaction no

@@ -45,6 +45,10 @@ func (s *Store) ClaimProject(ctx context.Context, projectID string, c engine.Cla
 		q += ` AND last_activity <= ?`
 		args = append(args, toMicros(c.IdleBefore))
 	}
+	if !c.KeptAliveAt.IsZero() {
+		q += ` AND keep_alive_until <= ?`
+		args = append(args, toMicros(c.KeptAliveAt))
+	}
 	var p engine.Project
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -191,8 +195,8 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 	if err := sqlstore.NewUse(u); err != nil {
 		return err
 	}
-	q := `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ? AND status = ?`
-	args := []any{toMicros(u.StartedAt), u.ProjectID, string(engine.StatusActive)}
+	q := `UPDATE projects SET ` + touchSet + ` WHERE id = ? AND status = ?`
+	args := append(touchArgs(engine.Activity{At: u.StartedAt, Source: u.Source, Actor: u.Owner}), u.ProjectID, string(engine.StatusActive))
 	if len(exclusive) > 0 {
 		q += ` AND (op_id = '' OR op_kind NOT IN (` + placeholders(len(exclusive)) + `))`
 		for _, k := range exclusive {
@@ -220,17 +224,16 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 }
 
 // EndUse deletes the use and records the activity in one transaction.
-func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch time.Time) error {
+func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch engine.Activity) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM project_uses WHERE id = ? AND project_id = ?`, useID, projectID)
 		if err := mustAffect(res, err, engine.ErrNotFound); err != nil {
 			return err
 		}
-		if touch.IsZero() {
+		if touch.At.IsZero() {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ?`,
-			toMicros(touch), projectID)
+		_, err = tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`, append(touchArgs(touch), projectID)...)
 		return err
 	})
 	if err != nil {

@@ -17,17 +17,19 @@ import (
 )
 
 const projectCols = `id, slug, name, owner, status, status_reason, last_activity, created_at, updated_at,
-	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch`
+	hibernation_snapshot, op_id, op_kind, op_owner, op_heartbeat, op_epoch, last_activity_source, last_activity_actor, keep_alive_until, idle_warned_at`
 
 func scanProject(sc scanner) (engine.Project, error) {
 	var p engine.Project
-	var last, created, updated, hb int64
+	var last, created, updated, hb, alive, warned int64
 	err := sc.Scan(&p.ID, &p.Slug, &p.Name, &p.Owner, &p.Status, &p.StatusReason, &last, &created,
-		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch)
+		&updated, &p.HibernationSnapshot, &p.OpID, &p.OpKind, &p.OpOwner, &hb, &p.OpEpoch,
+		&p.LastActivitySource, &p.LastActivityActor, &alive, &warned)
 	if err != nil {
 		return engine.Project{}, err
 	}
 	p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
+	p.KeepAliveUntil, p.IdleWarnedAt = fromMicros(alive), fromMicros(warned)
 	return p, nil
 }
 
@@ -39,10 +41,11 @@ func (s *Store) CreateProject(ctx context.Context, p engine.Project, cs []engine
 	}
 	err = s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO projects (`+projectCols+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			p.ID, p.Slug, p.Name, p.Owner, string(p.Status), p.StatusReason, toMicros(p.LastActivity),
 			toMicros(p.CreatedAt), toMicros(p.UpdatedAt), p.HibernationSnapshot, p.OpID, p.OpKind,
-			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch)
+			p.OpOwner, toMicros(p.OpHeartbeat), p.OpEpoch, p.LastActivitySource, p.LastActivityActor,
+			toMicros(p.KeepAliveUntil), toMicros(p.IdleWarnedAt))
 		if isUnique(err) {
 			return sqlstore.ProjectExists(p, strings.Contains(err.Error(), "projects.slug"))
 		}
@@ -93,15 +96,16 @@ func (s *Store) ListProjects(ctx context.Context, f engine.ProjectFilter) ([]eng
 	return ps, nil
 }
 
-// IdleProjects lists active, unheld projects last active strictly before idleBefore, oldest first.
-func (s *Store) IdleProjects(ctx context.Context, idleBefore time.Time, limit int) ([]engine.Project, error) {
+// IdleProjects lists active, unheld projects last active strictly before idleBefore and not kept
+// alive at asOf, oldest first.
+func (s *Store) IdleProjects(ctx context.Context, idleBefore, asOf time.Time, limit int) ([]engine.Project, error) {
 	if limit <= 0 {
 		limit = -1 // SQLite: no limit
 	}
 	ps, err := queryAll(ctx, s.db, scanProject, `SELECT `+projectCols+` FROM projects
-		WHERE status = 'active' AND op_id = '' AND last_activity < ?
+		WHERE status = 'active' AND op_id = '' AND last_activity < ? AND keep_alive_until <= ?
 		ORDER BY last_activity, id
-		LIMIT ?`, toMicros(idleBefore), limit)
+		LIMIT ?`, toMicros(idleBefore), toMicros(asOf), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list idle projects: %w", err)
 	}
@@ -119,17 +123,62 @@ func (s *Store) HeldProjects(ctx context.Context) ([]engine.Project, error) {
 }
 
 // Touch records activity; it never moves last_activity backwards, so late or reordered reports
-// cannot make a busy project look idle.
-func (s *Store) Touch(ctx context.Context, projectID string, at time.Time) error {
+// cannot make a busy project look idle, nor give it the source of an older touch.
+func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE projects SET last_activity = MAX(last_activity, ?) WHERE id = ?`,
-			toMicros(at), projectID)
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`,
+			append(touchArgs(a), projectID)...)
 		return mustAffect(res, err, engine.ErrNotFound)
 	})
 	if err != nil {
 		return fmt.Errorf("touch project %s: %w", projectID, err)
 	}
 	return nil
+}
+
+// SetKeepAlive sets (or, with a zero until, clears) the keep-alive and records a with it.
+func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.Time, a engine.Activity) (engine.Project, error) {
+	q, args := `UPDATE projects SET keep_alive_until = ?`, []any{toMicros(until)}
+	if !a.At.IsZero() {
+		q += `, ` + touchSet
+		args = append(args, touchArgs(a)...)
+	}
+	var p engine.Project
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		p, err = scanProject(tx.QueryRowContext(ctx, q+` WHERE id = ? RETURNING `+projectCols, append(args, projectID)...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return engine.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), err)
+	}
+	return p, nil
+}
+
+// MarkIdleWarned records when the sweep warned.
+func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE projects SET idle_warned_at = ? WHERE id = ?`, toMicros(at), projectID)
+		return mustAffect(res, err, engine.ErrNotFound)
+	})
+	if err != nil {
+		return fmt.Errorf("record the idle warning of project %s: %w", projectID, err)
+	}
+	return nil
+}
+
+// touchSet records an activity (touchArgs) with max semantics. Every expression of a SET reads
+// the row as it was before the UPDATE, so the source is compared with the old last_activity.
+const touchSet = `last_activity_source = CASE WHEN ? >= last_activity THEN ? ELSE last_activity_source END,
+	last_activity_actor = CASE WHEN ? >= last_activity THEN ? ELSE last_activity_actor END,
+	last_activity = MAX(last_activity, ?)`
+
+func touchArgs(a engine.Activity) []any {
+	at := toMicros(a.At)
+	return []any{at, a.Source, at, a.Actor, at}
 }
 
 // mustAffect turns "no row changed" into miss.
@@ -300,7 +349,8 @@ func (s *Store) scanMapped(ctx context.Context, out *engine.ProjectChanges, quer
 // into SQLite per column and row is most of what a list of 100k projects costs).
 const listCols = `id, slug, name, owner, status, NULLIF(status_reason, ''), last_activity, created_at,
 	updated_at, NULLIF(hibernation_snapshot, ''), NULLIF(op_id, ''), NULLIF(op_kind, ''),
-	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq`
+	NULLIF(op_owner, ''), op_heartbeat, op_epoch, change_seq, NULLIF(last_activity_source, ''),
+	NULLIF(last_activity_actor, ''), keep_alive_until, idle_warned_at`
 
 // scanChanges appends the projects of rows (listCols) to out, moving its cursor to the largest
 // change number read; err is the query's error. Every row is scanned into the same
@@ -311,17 +361,19 @@ func scanChanges(rows *sql.Rows, err error, out *engine.ProjectChanges) error {
 	}
 	defer rows.Close()
 	var (
-		p                               engine.Project
-		last, created, updated, hb, seq int64
+		p                                              engine.Project
+		last, created, updated, hb, seq, alive, warned int64
 	)
 	dest := []any{&p.ID, &p.Slug, &p.Name, &p.Owner, text[engine.ProjectStatus]{&p.Status},
 		text[string]{&p.StatusReason}, &last, &created, &updated, text[string]{&p.HibernationSnapshot},
-		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq}
+		text[string]{&p.OpID}, text[engine.OpKind]{&p.OpKind}, text[string]{&p.OpOwner}, &hb, &p.OpEpoch, &seq,
+		text[string]{&p.LastActivitySource}, text[string]{&p.LastActivityActor}, &alive, &warned}
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return err
 		}
 		p.LastActivity, p.CreatedAt, p.UpdatedAt, p.OpHeartbeat = fromMicros(last), fromMicros(created), fromMicros(updated), fromMicros(hb)
+		p.KeepAliveUntil, p.IdleWarnedAt = fromMicros(alive), fromMicros(warned)
 		out.Projects = append(out.Projects, p)
 		out.Cursor = max(out.Cursor, seq)
 	}

@@ -344,6 +344,10 @@ func eventsCmd(a *app) *cobra.Command {
 					}
 					continue
 				}
+				if ev.Kind == engine.EventIdleWarning {
+					fmt.Fprintf(cmd.OutOrStdout(), "%s %s idle warning: %s\n", ev.Time.Format(time.TimeOnly), ev.Slug, printable(ev.Reason))
+					continue
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s -> %s %s\n", ev.Time.Format(time.TimeOnly), ev.Slug, ev.From, ev.To, printable(ev.Reason))
 			}
 			return nil

@@ -26,8 +26,15 @@ type projectRow struct {
 	Status       string    `json:"status"`
 	StatusReason string    `json:"status_reason,omitempty"`
 	LastActivity time.Time `json:"last_activity"`
-	CreatedAt    time.Time `json:"created_at"`
-	Operation    string    `json:"operation,omitempty"`
+	// LastActivitySource is the door the newest activity came through ("files", "exec",
+	// "start", a platform's own from project touch --source), LastActivityActor who used it.
+	LastActivitySource string `json:"last_activity_source,omitempty"`
+	LastActivityActor  string `json:"last_activity_actor,omitempty"`
+	// KeepAliveUntil is when project keep-alive stops holding the idle sweep off; absent
+	// when none is set or it is over.
+	KeepAliveUntil time.Time `json:"keep_alive_until,omitzero"`
+	CreatedAt      time.Time `json:"created_at"`
+	Operation      string    `json:"operation,omitempty"`
 	// NextStep says what moves a failed project on (engine.NextStep).
 	NextStep string `json:"next_step,omitempty"`
 	// Containers are the project's containers as containers ls gives them, after the actions
@@ -38,28 +45,34 @@ type projectRow struct {
 	shown string
 }
 
-func rowOf(p engine.Project) projectRow {
-	return projectRow{ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
+func rowOf(p engine.Project, now time.Time) projectRow {
+	var kept time.Time
+	if p.KeptAlive(now) {
+		kept = p.KeepAliveUntil
+	}
+	return projectRow{KeepAliveUntil: kept, ID: p.ID, Slug: p.Slug, Name: p.Name, Owner: p.Owner, Status: string(p.Status),
 		StatusReason: p.StatusReason, LastActivity: p.LastActivity, CreatedAt: p.CreatedAt, Operation: string(p.OpKind),
+		LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor,
 		NextStep: engine.NextStep(p), shown: engine.DisplayStatus(p)}
 }
 
-func printProject(a *app, cmd *cobra.Command, p engine.Project) error {
-	return printProjectRow(a, cmd, p, rowOf(p), nil)
+func printProject(a *app, cmd *cobra.Command, p engine.Project, now time.Time) error {
+	return printProjectRow(a, cmd, p, rowOf(p, now), now, nil)
 }
 
 // printWithContainers prints the project an action made or started with its containers as
 // containers ls shows them (their URLs are what the operator goes on to open). A listing
 // that cannot be read does not undo the action: the project is printed alone, with a warning.
 func printWithContainers(a *app, cmd *cobra.Command, eng *engine.Engine, p engine.Project) error {
+	now := eng.Now()
 	l, err := listContainers(cmd.Context(), eng, p.ID, nil)
 	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warning: containers not listed: %s\n", printable(err.Error()))
-		return printProject(a, cmd, p)
+		return printProject(a, cmd, p, now)
 	}
-	r := rowOf(p)
+	r := rowOf(p, now)
 	r.Containers = l.rows
-	return printProjectRow(a, cmd, p, r, func(tw *tabwriter.Writer) {
+	return printProjectRow(a, cmd, p, r, now, func(tw *tabwriter.Writer) {
 		if len(l.rows) > 0 {
 			fmt.Fprintln(tw)
 			l.table(tw, false)
@@ -68,9 +81,12 @@ func printWithContainers(a *app, cmd *cobra.Command, eng *engine.Engine, p engin
 }
 
 // printProjectRow prints r, the row of p, and then what more writes, if anything.
-func printProjectRow(a *app, cmd *cobra.Command, p engine.Project, r projectRow, more func(tw *tabwriter.Writer)) error {
+func printProjectRow(a *app, cmd *cobra.Command, p engine.Project, r projectRow, now time.Time, more func(tw *tabwriter.Writer)) error {
 	return a.out(cmd).emit(r, func(tw *tabwriter.Writer) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Slug, r.shown, printable(r.StatusReason))
+		if !r.KeepAliveUntil.IsZero() {
+			fmt.Fprintf(tw, "%s\n", keptAliveText(r.KeepAliveUntil, now))
+		}
 		if r.NextStep != "" {
 			fmt.Fprintf(tw, "next: %s\n", printable(r.NextStep))
 		}
@@ -106,11 +122,11 @@ func projectsCmd(a *app) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("list projects: %w", err)
 			}
+			now := eng.Now()
 			rows := make([]projectRow, len(ps))
 			for i, p := range ps {
-				rows[i] = rowOf(p)
+				rows[i] = rowOf(p, now)
 			}
-			now := eng.Now()
 			return a.out(cmd).emit(rows, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "SLUG\tNAME\tSTATUS\tLAST ACTIVITY\tOWNER")
 				for _, r := range rows {
@@ -118,7 +134,10 @@ func projectsCmd(a *app) *cobra.Command {
 					if r.Operation != "" {
 						st += " (" + r.Operation + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, ago(r.LastActivity, now), printable(r.Owner))
+					if !r.KeepAliveUntil.IsZero() {
+						st += " · " + keptAliveText(r.KeepAliveUntil, now)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Slug, printable(r.Name), st, activityText(r, now), printable(r.Owner))
 				}
 				// Under the table, so its columns stay as they are: each failed project's way on.
 				for _, r := range rows {
@@ -135,6 +154,24 @@ func projectsCmd(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "include deleted projects")
 	return cmd
+}
+
+// keptAliveText says until when a keep-alive holds the sweep off, on this machine's clock; a
+// keep-alive is at most SAILTUI_MAX_KEEP_ALIVE long, so the date is said only past a day.
+func keptAliveText(until, now time.Time) string {
+	if until.Sub(now) > 20*time.Hour {
+		return "kept alive until " + until.Local().Format("Jan 2 15:04")
+	}
+	return "kept alive until " + until.Local().Format("15:04")
+}
+
+// activityText is the LAST ACTIVITY cell: its age and the door it came through, "3m ago · http".
+func activityText(r projectRow, now time.Time) string {
+	s := ago(r.LastActivity, now)
+	if r.LastActivitySource != "" && !r.LastActivity.IsZero() {
+		s += " · " + printable(r.LastActivitySource)
+	}
+	return s
 }
 
 func projectCmd(a *app) *cobra.Command {
@@ -193,7 +230,7 @@ func projectCmd(a *app) *cobra.Command {
 				if use == "start" || use == "wake" {
 					return printWithContainers(a, cmd, eng, p)
 				}
-				return printProject(a, cmd, p)
+				return printProject(a, cmd, p, eng.Now())
 			},
 		}
 		if destructive {
@@ -214,13 +251,80 @@ func projectCmd(a *app) *cobra.Command {
 				return err
 			}
 			if a.cfg.Output == "json" {
-				return a.out(cmd).emit(map[string]string{"runtime": eng.Mode(), "description": text}, nil)
+				p, err := eng.Project(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				d := describeRow{Runtime: eng.Mode(), Description: text, LastActivity: p.LastActivity,
+					LastActivitySource: p.LastActivitySource, LastActivityActor: p.LastActivityActor}
+				if p.KeptAlive(eng.Now()) {
+					d.KeepAliveUntil = p.KeepAliveUntil
+				}
+				return a.out(cmd).emit(d, nil)
 			}
 			// The runtime's view quotes what projects hold (directories, commands, images).
 			fmt.Fprint(cmd.OutOrStdout(), printableLines(text))
 			return nil
 		},
 	}
+	var source string
+	touch := &cobra.Command{
+		Use:   "touch SLUG",
+		Short: "Record activity on a project (what a platform calls while its IDE or agent works in it)",
+		Long: `Record activity on a project: the idle sweep counts its idle time from now. --source names
+the door (default touch), shown beside the last activity in projects ls and project describe.`,
+		Example: "  sailtui project touch shop --source ide",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			// Checked before the store is opened: a bad source is the caller's mistake (exit 2).
+			if err := engine.CheckSource(source); err != nil {
+				return err
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			p, err := eng.Touch(cmd.Context(), args[0], source)
+			if err != nil {
+				return err
+			}
+			return printProject(a, cmd, p, eng.Now())
+		},
+	}
+	touch.Flags().StringVar(&source, "source", engine.SourceTouch, "the door the activity came through (a short word: ide, agent, http)")
+	var keepFor time.Duration
+	var cancelKeep bool
+	keepAlive := &cobra.Command{
+		Use:   "keep-alive SLUG (--for DURATION | --cancel)",
+		Short: "Keep the idle sweep off a project for a while (a job left running unattended)",
+		Long: `Keep the idle sweep off a project until DURATION from now, however long it goes without other
+activity; at most SAILTUI_MAX_KEEP_ALIVE (12h). It counts as activity (source keep-alive), and a
+new keep-alive replaces the one before. --cancel ends it: the project's idle time counts again
+from its last activity.`,
+		Example: "  sailtui project keep-alive shop --for 2h\n  sailtui project keep-alive shop --cancel",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cancelKeep == cmd.Flags().Changed("for") {
+				return fmt.Errorf("project keep-alive takes --for DURATION or --cancel (one of them): %w", engine.ErrBadInput)
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var p engine.Project
+			if cancelKeep {
+				p, err = eng.CancelKeepAlive(cmd.Context(), args[0])
+			} else {
+				p, err = eng.KeepAlive(cmd.Context(), args[0], keepFor)
+			}
+			if err != nil {
+				return err
+			}
+			return printProject(a, cmd, p, eng.Now())
+		},
+	}
+	keepAlive.Flags().DurationVar(&keepFor, "for", 0, "how long from now (Go duration: 90m, 2h)")
+	keepAlive.Flags().BoolVar(&cancelKeep, "cancel", false, "end the keep-alive")
 	undelete := action("undelete", "Bring a removed project back from its final snapshot (within 30 days); project wake then restores it", false, (*engine.Engine).UndeleteProject)
 	undelete.Long = `Bring a removed project back from its final snapshot, while that is kept (30 days): it comes
 back hibernated on that snapshot, and sailtui project wake restores its files and starts it. Its
@@ -235,8 +339,20 @@ sailtui projects ls --all -o json names it instead of the slug.`
 		action("rm", "Remove a project (a final snapshot is kept 30 days)", true, (*engine.Engine).DeleteProject),
 		undelete,
 		describe,
+		touch,
+		keepAlive,
 	)
 	return cmd
+}
+
+// describeRow is the JSON of project describe: the runtime's view and the project's activity.
+type describeRow struct {
+	Runtime            string    `json:"runtime"`
+	Description        string    `json:"description"`
+	LastActivity       time.Time `json:"last_activity"`
+	LastActivitySource string    `json:"last_activity_source,omitempty"`
+	LastActivityActor  string    `json:"last_activity_actor,omitempty"`
+	KeepAliveUntil     time.Time `json:"keep_alive_until,omitzero"`
 }
 
 // containerRow is the stable JSON of a container.

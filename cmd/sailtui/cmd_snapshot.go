@@ -182,7 +182,7 @@ brings one back.`,
 			if err != nil {
 				return err
 			}
-			return a.out(cmd).emit(map[string]any{"project": rowOf(res.Project), "restored": snapRow(res.Restored), "safety": safetyRow(res.Safety)},
+			return a.out(cmd).emit(map[string]any{"project": rowOf(res.Project, eng.Now()), "restored": snapRow(res.Restored), "safety": safetyRow(res.Safety)},
 				func(tw *tabwriter.Writer) {
 					fmt.Fprintf(tw, "restored %s to %s\n", res.Project.Slug, res.Restored.ID)
 					if res.Safety.ID != "" {

@@ -20,10 +20,14 @@ import (
 // config is sailtui's configuration: flags win over the environment, the environment over
 // defaults. Environment names follow the reference platform where it has one.
 type config struct {
-	StateDir         string
-	Mode             string
-	IdleTimeout      time.Duration
-	StopIdleTimeout  time.Duration
+	StateDir        string
+	Mode            string
+	IdleTimeout     time.Duration
+	StopIdleTimeout time.Duration
+	// IdleWarning is how long before a hibernation the sweep warns (0: never).
+	IdleWarning time.Duration
+	// MaxKeepAlive bounds project keep-alive --for.
+	MaxKeepAlive     time.Duration
 	OpTimeout        time.Duration
 	UseWait          time.Duration
 	StartTimeout     time.Duration
@@ -73,6 +77,8 @@ func defaultConfig() config {
 		StateDir:         filepath.Join(xdg.DataHome, "sailtui"),
 		Mode:             "local",
 		IdleTimeout:      30 * time.Minute,
+		IdleWarning:      5 * time.Minute,
+		MaxKeepAlive:     engine.DefaultMaxKeepAlive,
 		OpTimeout:        10 * time.Minute,
 		UseWait:          engine.DefaultUseWait,
 		StartTimeout:     engine.DefaultStartTimeout,

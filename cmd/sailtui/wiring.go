@@ -94,7 +94,7 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	}
 	ecfg := engine.Config{
 		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
-		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, OpTimeout: cfg.OpTimeout, UseWait: cfg.UseWait, StartTimeout: cfg.StartTimeout, SweepConcurrency: cfg.SweepConcurrency,
+		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, MaxKeepAlive: cfg.MaxKeepAlive, IdleWarning: cfg.IdleWarning, OpTimeout: cfg.OpTimeout, UseWait: cfg.UseWait, StartTimeout: cfg.StartTimeout, SweepConcurrency: cfg.SweepConcurrency,
 		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
 		SkipInstallDeps: cfg.SkipInstallDeps,
 	}

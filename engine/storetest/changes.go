@@ -114,12 +114,13 @@ func testChangedSinceSeesEveryWrite(t *testing.T, s engine.Store) {
 		t.Errorf("a project created after the cursor is not in the read: %v", got)
 	}
 
-	noErr(t, "Touch", s.Touch(ctx, b.ID, t0.Add(time.Hour)))
+	noErr(t, "Touch", s.Touch(ctx, b.ID, touchAt(t0.Add(time.Hour))))
 	got, cursor = changes(t, s, cursor)
 	if p, ok := got[b.ID]; !ok {
 		t.Errorf("activity after the cursor is not in the read: %v", got)
 	} else {
 		checkTime(t, "b's activity in the read", p.LastActivity, t0.Add(time.Hour))
+		checkSource(t, "b in the read", p, "test", "storetest")
 	}
 
 	op := newID()
@@ -172,7 +173,7 @@ func testChangedSinceConverges(t *testing.T, s engine.Store) {
 			defer wg.Done()
 			for j := range writes {
 				p := ps[(w*writes+j)%projects]
-				errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, t0.Add(time.Duration(w*writes+j+1)*time.Second)))
+				errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, touchAt(t0.Add(time.Duration(w*writes+j+1)*time.Second))))
 			}
 		}()
 	}
@@ -212,7 +213,7 @@ func testChangedSinceFirstReadUnderWrites(t *testing.T, s engine.Store) {
 			wg.Go(func() {
 				for j := range writes {
 					p := ps[(w*7+j*3)%projects]
-					errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, t0.Add(base+time.Duration(j+1)*time.Second)))
+					errs[w] = errors.Join(errs[w], s.Touch(ctx, p.ID, touchAt(t0.Add(base+time.Duration(j+1)*time.Second))))
 				}
 			})
 		}

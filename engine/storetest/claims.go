@@ -73,11 +73,11 @@ func testClaimNotFound(t *testing.T, s engine.Store) {
 func testClaimRespectsActivity(t *testing.T, s engine.Store) {
 	cutoff := t0.Add(-30 * time.Minute)
 	p := createActive(t, s, "idle", t0.Add(-40*time.Minute))
-	ps, err := s.IdleProjects(t.Context(), cutoff, 0)
+	ps, err := s.IdleProjects(t.Context(), cutoff, t0, 0)
 	noErr(t, "IdleProjects", err)
 	checkIDs(t, "selected", ids(ps), []string{p.ID})
 
-	noErr(t, "Touch", s.Touch(t.Context(), p.ID, t0))
+	noErr(t, "Touch", s.Touch(t.Context(), p.ID, touchAt(t0)))
 	c := claimFor(newID(), fromActive, engine.StatusHibernating)
 	c.IdleBefore = cutoff
 	_, err = s.ClaimProject(t.Context(), p.ID, c)

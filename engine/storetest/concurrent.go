@@ -199,7 +199,7 @@ func testConcurrentTouch(t *testing.T, handles []engine.Store) {
 		// Later and earlier times interleaved: only the maximum may survive.
 		for j := range 4 {
 			at := t0.Add(time.Duration((i*7+j*3)%racers) * time.Minute)
-			errs[i] = errors.Join(errs[i], s.Touch(ctx, p.ID, at))
+			errs[i] = errors.Join(errs[i], s.Touch(ctx, p.ID, touchAt(at)))
 		}
 	})
 	if err := errors.Join(errs...); err != nil {

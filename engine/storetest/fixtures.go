@@ -19,6 +19,19 @@ var t0 = time.Date(2031, 5, 6, 7, 8, 9, 123456400, time.UTC)
 
 func newID() string { return uuid.NewString() }
 
+// checkSource checks the door and actor of p's newest activity.
+func checkSource(t *testing.T, what string, p engine.Project, source, actor string) {
+	t.Helper()
+	if p.LastActivitySource != source || p.LastActivityActor != actor {
+		t.Errorf("%s: activity source %q by %q, want %q by %q", what, p.LastActivitySource, p.LastActivityActor, source, actor)
+	}
+}
+
+// touchAt is an activity at at, of a test's door.
+func touchAt(at time.Time) engine.Activity {
+	return engine.Activity{At: at, Source: "test", Actor: "storetest"}
+}
+
 func newProject(slug string, lastActivity time.Time) engine.Project {
 	return engine.Project{
 		ID:           newID(),

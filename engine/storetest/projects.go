@@ -167,18 +167,18 @@ func testIdleProjects(t *testing.T, s engine.Store) {
 	gone := createActive(t, s, "gone", t0.Add(-90*time.Minute))
 	softDelete(t, s, gone)
 
-	ps, err := s.IdleProjects(t.Context(), cutoff, 0)
+	ps, err := s.IdleProjects(t.Context(), cutoff, t0, 0)
 	noErr(t, "IdleProjects", err)
 	checkIDs(t, "IdleProjects, oldest first", ids(ps), []string{p60.ID, p40.ID, p20.ID})
 	for _, p := range ps {
 		checkUTC(t, "idle project "+p.Slug, p.LastActivity, p.CreatedAt, p.UpdatedAt)
 	}
 
-	ps, err = s.IdleProjects(t.Context(), cutoff, 2)
+	ps, err = s.IdleProjects(t.Context(), cutoff, t0, 2)
 	noErr(t, "IdleProjects limit 2", err)
 	checkIDs(t, "IdleProjects limit 2", ids(ps), []string{p60.ID, p40.ID})
 
-	ps, err = s.IdleProjects(t.Context(), t0.Add(-24*time.Hour), 0)
+	ps, err = s.IdleProjects(t.Context(), t0.Add(-24*time.Hour), t0, 0)
 	noErr(t, "IdleProjects nothing idle", err)
 	checkIDs(t, "IdleProjects nothing idle", ids(ps), nil)
 }
@@ -222,15 +222,30 @@ func testHeldProjects(t *testing.T, s engine.Store) {
 
 func testTouchKeepsMaximum(t *testing.T, s engine.Store) {
 	p := createActive(t, s, "touchy", t0)
+	ctx := t.Context()
+	touch := func(at time.Time, source, actor string) {
+		t.Helper()
+		noErr(t, "Touch "+source, s.Touch(ctx, p.ID, engine.Activity{At: at, Source: source, Actor: actor}))
+	}
+	want := func(what string, at time.Time, source, actor string) {
+		t.Helper()
+		got := get(t, s, p.ID)
+		checkTime(t, what, got.LastActivity, at)
+		if got.LastActivitySource != source || got.LastActivityActor != actor {
+			t.Errorf("%s: source %q by %q, want %q by %q", what, got.LastActivitySource, got.LastActivityActor, source, actor)
+		}
+	}
 
-	noErr(t, "Touch later", s.Touch(t.Context(), p.ID, t0.Add(time.Minute)))
-	checkTime(t, "after a later touch", get(t, s, p.ID).LastActivity, t0.Add(time.Minute))
+	touch(t0.Add(time.Minute), "http", "router")
+	want("after a later touch", t0.Add(time.Minute), "http", "router")
 
-	noErr(t, "Touch earlier", s.Touch(t.Context(), p.ID, t0.Add(-time.Hour)))
-	checkTime(t, "after an earlier touch", get(t, s, p.ID).LastActivity, t0.Add(time.Minute))
+	// A touch reported late moves neither the time nor the source back.
+	touch(t0.Add(-time.Hour), "files", "ide")
+	want("after an earlier touch", t0.Add(time.Minute), "http", "router")
 
-	noErr(t, "Touch same", s.Touch(t.Context(), p.ID, t0.Add(time.Minute)))
-	checkTime(t, "after the same touch", get(t, s, p.ID).LastActivity, t0.Add(time.Minute))
+	// One at the same time is as new: its door is the one last used.
+	touch(t0.Add(time.Minute), "exec", "cli")
+	want("after the same touch", t0.Add(time.Minute), "exec", "cli")
 
-	wantErr(t, "Touch missing project", s.Touch(t.Context(), newID(), t0), engine.ErrNotFound)
+	wantErr(t, "Touch missing project", s.Touch(t.Context(), newID(), touchAt(t0)), engine.ErrNotFound)
 }

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 	tests = append(tests, journalTests...)
 	tests = append(tests, useTests...)
 	tests = append(tests, changeTests...)
+	tests = append(tests, idleTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)

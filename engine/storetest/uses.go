@@ -19,7 +19,7 @@ var useTests = []test{
 var exclusiveKinds = []engine.OpKind{engine.OpHibernate, engine.OpSnapshot}
 
 func newUse(p engine.Project, at time.Time) engine.Use {
-	return engine.Use{ID: newID(), ProjectID: p.ID, Kind: "files put", Owner: "host-a/1/2", StartedAt: at, Heartbeat: at}
+	return engine.Use{ID: newID(), ProjectID: p.ID, Kind: "files put", Owner: "host-a/1/2", StartedAt: at, Heartbeat: at, Source: "files"}
 }
 
 func testUseLifecycle(t *testing.T, s engine.Store) {
@@ -28,6 +28,7 @@ func testUseLifecycle(t *testing.T, s engine.Store) {
 	u := newUse(p, t0)
 	noErr(t, "BeginUse", s.BeginUse(ctx, u, exclusiveKinds))
 	checkTime(t, "last activity after BeginUse", get(t, s, p.ID).LastActivity, t0)
+	checkSource(t, "after BeginUse", get(t, s, p.ID), "files", "host-a/1/2")
 
 	got, err := s.GetUse(ctx, u.ID)
 	noErr(t, "GetUse", err)
@@ -58,9 +59,10 @@ func testUseLifecycle(t *testing.T, s engine.Store) {
 	}
 
 	// Ending a use is activity too; a zero time records none.
-	noErr(t, "EndUse", s.EndUse(ctx, p.ID, u.ID, t0.Add(2*time.Minute)))
+	noErr(t, "EndUse", s.EndUse(ctx, p.ID, u.ID, touchAt(t0.Add(2*time.Minute))))
 	checkTime(t, "last activity after EndUse", get(t, s, p.ID).LastActivity, t0.Add(2*time.Minute))
-	noErr(t, "EndUse without touch", s.EndUse(ctx, p.ID, second.ID, time.Time{}))
+	checkSource(t, "after EndUse", get(t, s, p.ID), "test", "storetest")
+	noErr(t, "EndUse without touch", s.EndUse(ctx, p.ID, second.ID, engine.Activity{}))
 	checkTime(t, "last activity after EndUse without touch", get(t, s, p.ID).LastActivity, t0.Add(2*time.Minute))
 	uses, err = s.ListUses(ctx, p.ID)
 	noErr(t, "ListUses after EndUse", err)
@@ -117,8 +119,8 @@ func testEndUseGone(t *testing.T, s engine.Store) {
 	noErr(t, "BeginUse", s.BeginUse(ctx, u, exclusiveKinds))
 	// An operation drops the use (its holder looked dead); the holder's own EndUse must then
 	// learn that, so it does not report success.
-	noErr(t, "drop", s.EndUse(ctx, p.ID, u.ID, time.Time{}))
-	wantErr(t, "EndUse of a dropped use", s.EndUse(ctx, p.ID, u.ID, t0.Add(time.Hour)), engine.ErrNotFound)
+	noErr(t, "drop", s.EndUse(ctx, p.ID, u.ID, engine.Activity{}))
+	wantErr(t, "EndUse of a dropped use", s.EndUse(ctx, p.ID, u.ID, touchAt(t0.Add(time.Hour))), engine.ErrNotFound)
 	checkTime(t, "last activity after the refused EndUse", get(t, s, p.ID).LastActivity, t0)
 }
 

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode"
+)
+
+// Activity is one touch of a project: when, through which door (Source) and by whom (Actor).
+// The store keeps the newest one beside the project, so "why is this project awake" has an
+// answer: an older touch reported late moves neither the time nor the source back.
+type Activity struct {
+	At     time.Time
+	Source string
+	Actor  string
+}
+
+// The doors activity comes through today. A platform names its own with `project touch --source`.
+const (
+	SourceCreate    = "create"
+	SourceStart     = "start"
+	SourceWake      = "wake"
+	SourceRestore   = "restore"
+	SourceUndelete  = "undelete"
+	SourceFiles     = "files"
+	SourceExec      = "exec"
+	SourceTerminal  = "terminal"
+	SourceGit       = "git"
+	SourceContainer = "container"
+	SourceTouch     = "touch"
+	SourceKeepAlive = "keep-alive"
+)
+
+// maxSourceLen keeps a source a word a column can show, not a message.
+const maxSourceLen = 32
+
+// CheckSource refuses a source that is empty, long or not printable: it is shown in lists and
+// descriptions as it is, so it must not carry control characters or spaces that break columns.
+func CheckSource(s string) error {
+	if s == "" || len(s) > maxSourceLen {
+		return fmt.Errorf("activity source %q: want 1 to %d characters: %w", s, maxSourceLen, ErrBadInput)
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("activity source %q: only printable characters without spaces: %w", s, ErrBadInput)
+		}
+	}
+	return nil
+}
+
+// activity is a touch of this engine's now, by this process.
+func (e *Engine) activity(source string) Activity {
+	return Activity{At: e.now(), Source: source, Actor: e.cfg.Owner}
+}
+
+// touch records activity and only logs when it cannot: the operation that touched has done its
+// work, and failing it for the record would undo none of it.
+func (e *Engine) touch(ctx context.Context, p Project, source string) {
+	if err := e.store.Touch(ctx, p.ID, e.activity(source)); err != nil {
+		e.log.Warn("record activity", "project", p.Slug, "source", source, "err", err)
+	}
+}
+
+// KeepAlive keeps the idle sweep off project ref for d from now, at most MaxKeepAlive: what a
+// user asks for before leaving a job running unattended. It counts as activity too (source
+// keep-alive), so the project's idle time starts again when it ends. A later keep-alive
+// replaces the earlier one, shorter or longer.
+func (e *Engine) KeepAlive(ctx context.Context, ref string, d time.Duration) (Project, error) {
+	if d <= 0 {
+		return Project{}, fmt.Errorf("keep %s alive: want a positive duration, not %s: %w", ref, d, ErrBadInput)
+	}
+	if d > e.cfg.MaxKeepAlive {
+		return Project{}, fmt.Errorf("keep %s alive for %s: longer than the most allowed, %s (SAILTUI_MAX_KEEP_ALIVE): %w", ref, d, e.cfg.MaxKeepAlive, ErrBadInput)
+	}
+	return e.setKeepAlive(ctx, ref, "keep alive", func(a Activity) (time.Time, Activity) { return a.At.Add(d), a })
+}
+
+// CancelKeepAlive ends project ref's keep-alive: the idle sweep judges it by its activity again.
+// Cancelling is not activity: a project left idle under a keep-alive may be hibernated at once.
+func (e *Engine) CancelKeepAlive(ctx context.Context, ref string) (Project, error) {
+	return e.setKeepAlive(ctx, ref, "cancel keep-alive", func(Activity) (time.Time, Activity) { return time.Time{}, Activity{} })
+}
+
+// setKeepAlive stores what set makes of a keep-alive activity now: the end and the activity to record.
+func (e *Engine) setKeepAlive(ctx context.Context, ref, what string, set func(Activity) (time.Time, Activity)) (Project, error) {
+	if err := e.writable(what + " " + ref); err != nil {
+		return Project{}, err
+	}
+	p, err := e.liveProject(ctx, ref)
+	if err != nil {
+		return p, err
+	}
+	until, a := set(e.activity(SourceKeepAlive))
+	p, err = e.store.SetKeepAlive(ctx, p.ID, until, a)
+	if err != nil {
+		return p, fmt.Errorf("%s %s: %w", what, ref, err)
+	}
+	return p, nil
+}
+
+// MaxKeepAlive is the longest keep-alive KeepAlive accepts.
+func (e *Engine) MaxKeepAlive() time.Duration { return e.cfg.MaxKeepAlive }
