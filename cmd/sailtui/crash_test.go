@@ -113,7 +113,7 @@ func (c *cli) crash(step string, args ...string) {
 // the cli uses, which is quicker than two more sailtui processes.
 func (c *cli) stored(slug string) (engine.Project, int) {
 	c.t.Helper()
-	cfg := defaultConfig()
+	cfg := testDefaults()
 	cfg.StateDir = c.state
 	for _, kv := range c.env {
 		if v, ok := strings.CutPrefix(kv, "DATABASE_URL="); ok {

@@ -24,7 +24,7 @@ type dockerEngine struct {
 
 func openDockerEngine(t testing.TB, state, img, prefix string, hook func(engine.OpKind, string)) *dockerEngine {
 	t.Helper()
-	cfg := defaultConfig()
+	cfg := testDefaults()
 	cfg.StateDir = state
 	cfg.Mode = "docker"
 	cfg.DevserverImage = img

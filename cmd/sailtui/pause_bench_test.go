@@ -36,7 +36,7 @@ func BenchmarkSnapshotPause(b *testing.B) {
 	}
 	ctx := context.Background()
 	state := b.TempDir()
-	cfg := defaultConfig()
+	cfg := testDefaults()
 	cfg.StateDir = state
 	pt, err := openEngine(ctx, cfg, slog.New(slog.DiscardHandler), func(c *engine.Config) { c.StepHook = nil })
 	if err != nil {

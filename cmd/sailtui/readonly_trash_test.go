@@ -14,7 +14,7 @@ func TestReadOnlyLeavesTheTrash(t *testing.T) {
 		{"docker", ".sailtui-trash"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			cfg := defaultConfig()
+			cfg := testDefaults()
 			cfg.StateDir, cfg.Mode, cfg.ReadOnly = t.TempDir(), tc.mode, true
 			left := filepath.Join(cfg.StateDir, tc.bin, "old.1", "file")
 			if err := os.MkdirAll(filepath.Dir(left), 0o700); err != nil {
