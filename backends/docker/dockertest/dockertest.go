@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -170,6 +171,11 @@ type ImageSpec struct {
 	// Tmux puts this machine's tmux at /bin/tmux with the shared libraries it links and the
 	// terminfo entries it needs, so a script that runs under tmux when it can really does.
 	Tmux bool
+	// Getent puts this machine's getent (glibc's) at /bin/getent with the shared libraries it
+	// links: `getent hosts NAME` resolves as an app linked to glibc does (resolv.conf's search
+	// list and ndots), which busybox's nslookup does not for a name with a dot, and its wget
+	// cannot at all (a static glibc resolver crashes).
+	Getent bool
 	// Entrypoint, when set, is the image's ENTRYPOINT (exec form).
 	Entrypoint []string
 	// Labels are added to the image besides Label=image.
@@ -296,8 +302,8 @@ func buildContext(spec ImageSpec) ([]byte, string, error) {
 		}
 		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/sailtui", Typeflag: tar.TypeReg, Mode: 0o755}, sailtui})
 	}
-	if spec.Tmux {
-		files, err := tmuxFiles()
+	if spec.Tmux || spec.Getent {
+		files, err := tmuxFiles(spec.Tmux, spec.Getent)
 		if err != nil {
 			return nil, "", err
 		}
@@ -357,30 +363,43 @@ func busyboxApplets() ([]string, error) {
 
 // tmuxFiles are Debian's tmux with the shared libraries ldd finds for it (each stored at the
 // path the loader looks for it), and the terminfo entries of the terminals tmux sets up.
-func tmuxFiles() ([]contextEntry, error) {
-	bin, err := exec.LookPath("tmux")
-	if err != nil {
-		return nil, fmt.Errorf("tmux for the test image: %w (install Debian's tmux)", err)
+func tmuxFiles(tmux, getent bool) ([]contextEntry, error) {
+	var names []string
+	if tmux {
+		names = append(names, "tmux")
 	}
-	body, err := os.ReadFile(bin)
-	if err != nil {
-		return nil, fmt.Errorf("tmux for the test image: %w", err)
+	if getent {
+		names = append(names, "getent")
 	}
-	entries := []contextEntry{{tar.Header{Name: "rootfs/bin/tmux", Typeflag: tar.TypeReg, Mode: 0o755}, body}}
-	out, err := exec.Command("ldd", bin).Output()
-	if err != nil {
-		return nil, fmt.Errorf("ldd %s: %w", bin, err)
-	}
+	var entries []contextEntry
 	dirs := map[string]bool{"rootfs/": true, "rootfs/bin/": true}
 	var files []string
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/"):
-			files = append(files, f[2])
-		case len(f) >= 1 && strings.HasPrefix(f[0], "/"):
-			files = append(files, f[0]) // the loader itself
+	for _, name := range names {
+		bin, err := exec.LookPath(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s for the test image: %w (install Debian's %s)", name, err, map[string]string{"tmux": "tmux", "getent": "libc-bin"}[name])
 		}
+		body, err := os.ReadFile(bin)
+		if err != nil {
+			return nil, fmt.Errorf("%s for the test image: %w", name, err)
+		}
+		entries = append(entries, contextEntry{tar.Header{Name: "rootfs/bin/" + name, Typeflag: tar.TypeReg, Mode: 0o755}, body})
+		out, err := exec.Command("ldd", bin).Output()
+		if err != nil {
+			return nil, fmt.Errorf("ldd %s: %w", bin, err)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			f := strings.Fields(line)
+			switch {
+			case len(f) >= 3 && f[1] == "=>" && strings.HasPrefix(f[2], "/") && !slices.Contains(files, f[2]):
+				files = append(files, f[2])
+			case len(f) >= 1 && strings.HasPrefix(f[0], "/") && !slices.Contains(files, f[0]):
+				files = append(files, f[0]) // the loader itself
+			}
+		}
+	}
+	if !tmux {
+		return appendFiles(entries, dirs, files)
 	}
 	// tmux refuses to start without a UTF-8 locale; glibc's C.UTF-8 is a directory of data.
 	locales, _ := filepath.Glob("/usr/lib/locale/C.utf8/*")
@@ -399,10 +418,16 @@ func tmuxFiles() ([]contextEntry, error) {
 			}
 		}
 	}
+	return appendFiles(entries, dirs, files)
+}
+
+// appendFiles adds this machine's files to entries at the same paths under rootfs/, with the
+// directories above them not yet in dirs.
+func appendFiles(entries []contextEntry, dirs map[string]bool, files []string) ([]contextEntry, error) {
 	for _, f := range files {
 		b, err := os.ReadFile(f) // follows the soname link to the library
 		if err != nil {
-			return nil, fmt.Errorf("tmux for the test image: %w", err)
+			return nil, fmt.Errorf("the test image: %w", err)
 		}
 		name := "rootfs" + f
 		var parents []string
