@@ -19,9 +19,10 @@ GOTEST       := $(GO) test -count=1
 # busybox-static + docker-compose (the docker tests build a FROM-scratch image with a static sh),
 # wget (the dev-server image's HTTP client; `make image` also fetches Debian's busybox package).
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
-# containerd of its own, never the system's). patch (GNU patch) applies the .patch files of the
-# copies under ui/third_party for vendorcheck (make lint, make check-upstream).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins patch
+# containerd of its own, never the system's); iptables and nftables: its FORWARD rule and
+# kube-proxy's table, both removed when it stops. patch (GNU patch) applies the .patch files of
+# the copies under ui/third_party for vendorcheck (make lint, make check-upstream).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch
 
 .PHONY: cluster cluster-down node-tool k9s
 .PHONY: image
@@ -54,28 +55,39 @@ deps:
 	fi
 
 # The Kubernetes control plane the kubernetes backend's tests run against (DESIGN.md, "Test
-# tiers"): etcd, kube-apiserver and kube-controller-manager built from the Go module proxy by a
+# tiers"): etcd, kube-apiserver, kube-controller-manager, and for the node kube-scheduler, kubelet
+# and kube-proxy, built from the Go module proxy by a
 # tool module of their own, kept out of go.mod. About 8 min cold on 2 cores; only built when
 # missing (after a version bump, make clean).
 K8S_TOOLS    := backends/kubernetes/controlplane/tools
 K8S_VERSION  := v1.34.3
 K8S_BINS     := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager \
-                $(TOOLS)/kube-scheduler $(TOOLS)/kubelet
+                $(TOOLS)/kube-scheduler $(TOOLS)/kubelet $(TOOLS)/kube-proxy
 # Stamp the release into the binaries, as Kubernetes' own build does: /version then says v1.34.3.
 K8S_LDFLAGS  := -X k8s.io/component-base/version.gitVersion=$(K8S_VERSION) \
                 -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34
+
+# CoreDNS, the node's cluster DNS (issue 32), from a tool module of its own (it pins a newer
+# client-go and the cloud SDKs of its plugins); the binary is named by its version, so a bump
+# builds the new one beside the old. About 10 min cold on 2 cores under load (80 MB); not rebuilt
+# while present.
+COREDNS_TOOLS   := backends/kubernetes/coredns/tools
+COREDNS_VERSION := v1.15.0
+COREDNS         := $(TOOLS)/coredns-$(COREDNS_VERSION)
 
 # k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
 # above): `make test` wraps the test run in it, `make cluster` starts it for a person.
 K8SNODE      := $(TOOLS)/k8snode
 NODE_DIR     ?= /tmp/sailtui-node
 
-tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) node-tool
+tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) node-tool
 ## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
 node-tool:
 	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
 $(K8S_BINS):
 	$(GO) -C $(K8S_TOOLS) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./$(notdir $@)
+$(COREDNS):
+	$(GO) -C $(COREDNS_TOOLS) build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$(COREDNS_VERSION)" -o $@ .
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):

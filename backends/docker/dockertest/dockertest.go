@@ -177,6 +177,10 @@ type ImageSpec struct {
 	// null pointer (a segfault); the static build's shell runs its own applet for any applet
 	// name whatever PATH holds, so a wget beside it would never be reached by name.
 	Wget bool
+	// Getent puts this machine's getent (glibc's) at /bin/getent with the shared libraries it
+	// links: `getent hosts NAME` resolves as an app linked to glibc does (resolv.conf's search
+	// list and ndots), which busybox's nslookup does not for a name with a dot.
+	Getent bool
 	// Entrypoint, when set, is the image's ENTRYPOINT (exec form).
 	Entrypoint []string
 	// Labels are added to the image besides Label=image.
@@ -321,6 +325,11 @@ func buildContext(spec ImageSpec) ([]byte, string, error) {
 	}
 	if spec.Wget {
 		if err := host.addProgram("wget", "Debian's wget"); err != nil {
+			return nil, "", err
+		}
+	}
+	if spec.Getent {
+		if err := host.addProgram("getent", "Debian's libc-bin"); err != nil {
 			return nil, "", err
 		}
 	}

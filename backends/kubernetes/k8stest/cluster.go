@@ -338,7 +338,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, bin, etcdURL string) error
 			"--service-account-issuer", "https://kubernetes.default.svc",
 			"--service-account-key-file", c.path("sa.key"),
 			"--service-account-signing-key-file", c.path("sa.key"),
-			"--service-cluster-ip-range", "10.96.0.0/16",
+			"--service-cluster-ip-range", ServiceCIDR,
 			// The endpoints of the "kubernetes" Service would be the advertise address, and
 			// a loopback address is not a valid endpoint: the reconciler would fail for ever.
 			"--endpoint-reconciler-type", "none",

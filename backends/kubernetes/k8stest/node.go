@@ -60,10 +60,13 @@ type NodeEnv struct {
 	PauseImage string
 }
 
-// Exports are the shell lines that point sailtui at the node.
+// Exports are the shell lines that point sailtui at the node, after a comment saying what
+// its pods can reach.
 func (e NodeEnv) Exports() string {
-	return fmt.Sprintf("export KUBECONFIG=%s\nexport DEPLOYMENT_MODE=kubernetes\nexport K8S_STORAGE_CLASS=%s\nexport K8S_SNAPSHOT_CLASS=%s\nexport DEVSERVER_IMAGE=%s\n",
-		e.Kubeconfig, e.StorageClass, e.SnapshotClass, e.Image)
+	return fmt.Sprintf("# Services: ClusterIPs (%s) through kube-proxy; DNS in pods: CoreDNS at %s, so a pod reaches <service>, <service>.<namespace> and <service>.<namespace>.svc.%s by name\n",
+		ServiceCIDR, ClusterDNS, ClusterDomain) +
+		fmt.Sprintf("export KUBECONFIG=%s\nexport DEPLOYMENT_MODE=kubernetes\nexport K8S_STORAGE_CLASS=%s\nexport K8S_SNAPSHOT_CLASS=%s\nexport DEVSERVER_IMAGE=%s\n",
+			e.Kubeconfig, e.StorageClass, e.SnapshotClass, e.Image)
 }
 
 func nodeEnvFile(dir string) string { return filepath.Join(dir, "node.env") }
@@ -190,6 +193,8 @@ type node struct {
 	ports    map[string]int
 	kubelet  *proc
 	sched    *proc
+	proxy    *proc // kube-proxy
+	dns      *proc // CoreDNS
 	ctrd     *proc
 	imported []string
 }
@@ -207,14 +212,14 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 	if err != nil {
 		return err
 	}
-	for _, b := range []string{"kubelet", "kube-scheduler"} {
+	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy", coreDNSBinary()} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return fmt.Errorf("real node: %s not found in %s: build it with `make tools`", b, bin)
 		}
 	}
-	for _, b := range []string{"/usr/bin/containerd", "/usr/bin/ctr", "/usr/sbin/runc", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback", "/usr/bin/unshare"} {
+	for _, b := range []string{"/usr/bin/containerd", "/usr/bin/ctr", "/usr/sbin/runc", "/usr/lib/cni/bridge", "/usr/lib/cni/host-local", "/usr/lib/cni/loopback", "/usr/bin/unshare", "/usr/sbin/iptables", "/usr/sbin/nft"} {
 		if _, err := os.Stat(b); err != nil {
-			return fmt.Errorf("real node: %s is missing: install Debian's containerd, runc, containernetworking-plugins and util-linux (make deps)", b)
+			return fmt.Errorf("real node: %s is missing: install Debian's containerd, runc, containernetworking-plugins, util-linux, iptables and nftables (make deps)", b)
 		}
 	}
 	if os.Geteuid() != 0 {
@@ -250,6 +255,8 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 		{"start kube-scheduler", n.startScheduler},
 		{"start the kubelet", n.startKubelet},
 		{"wait for the node", n.waitReady},
+		{"start kube-proxy", n.startKubeProxy},
+		{"start CoreDNS", n.startCoreDNS},
 		{"set up storage", n.setupStorage},
 	} {
 		if err := step(s.what, s.f); err != nil {
@@ -269,7 +276,7 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 			return nil
 		case <-time.After(2 * time.Second):
 		}
-		for _, p := range append([]*proc{n.ctrd, n.sched, n.kubelet}, n.cluster.procs...) {
+		for _, p := range append([]*proc{n.ctrd, n.sched, n.kubelet, n.proxy, n.dns}, n.cluster.procs...) {
 			select {
 			case <-p.exited:
 				return fmt.Errorf("real node: %s exited (%v)\n%s", p.name, p.cmd.ProcessState, p.tail())
@@ -371,7 +378,7 @@ func (n *node) teardown() error {
 		n.deleteAllPods(ctx)
 		cancel()
 	}
-	for _, p := range []*proc{n.kubelet, n.sched} {
+	for _, p := range []*proc{n.dns, n.proxy, n.kubelet, n.sched} {
 		if p != nil {
 			errs = append(errs, p.stop())
 		}

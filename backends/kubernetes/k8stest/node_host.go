@@ -70,6 +70,9 @@ func (n *node) prepareHost(ctx context.Context) error {
 			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
 		}
 	}
+	if err := allowForward(ctx); err != nil {
+		return err
+	}
 	hier, err := cgroupHierarchies()
 	if err != nil {
 		return err
@@ -152,6 +155,7 @@ func CleanNode(dir string) error {
 	if out, err := exec.Command("ip", "link", "del", nodeBridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
 		errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", nodeBridge, err, out))
 	}
+	errs = append(errs, cleanNetwork())
 	if b, err := os.ReadFile(createdFile(dir)); err == nil {
 		paths := strings.Fields(string(b))
 		slices.Sort(paths)
@@ -362,6 +366,8 @@ protectKernelDefaults: false
 podLogsDir: %[7]s
 volumePluginDir: %[8]s
 resolvConf: %[9]s
+clusterDNS: [%[10]s]
+clusterDomain: %[11]s
 # Small disks would put the node under DiskPressure at once with the default thresholds.
 evictionHard:
   memory.available: "50Mi"
@@ -378,12 +384,13 @@ shutdownGracePeriod: 0s
 # -999 needs CAP_SYS_RESOURCE, which root may lack in a container.
 oomScoreAdj: 0
 `, n.sock(), nodeCgroup, nodeIP, n.ports["kubelet"], n.ports["kubelet-healthz"], n.path("pki", "ca.crt"),
-		n.path("kubelet", "pod-logs"), n.path("kubelet", "volume-plugins"), n.path("resolv.conf"))
+		n.path("kubelet", "pod-logs"), n.path("kubelet", "volume-plugins"), n.path("resolv.conf"), ClusterDNS, ClusterDomain)
 	return os.WriteFile(n.path("kubelet", "config.yaml"), []byte(cfg), 0o644)
 }
 
 // writeCNI writes the pod network: a bridge with host-local addresses, pods reaching only
-// the subnet (no default route, no masquerade: no iptables rules on the host).
+// the subnet and the Service range, through the bridge's address where kube-proxy translates
+// it (no default route, no masquerade).
 func (n *node) writeCNI() error {
 	conf := fmt.Sprintf(`{
   "cniVersion": "1.0.0",
@@ -391,10 +398,11 @@ func (n *node) writeCNI() error {
   "plugins": [{
     "type": "bridge", "bridge": %q, "isGateway": true, "isDefaultGateway": false,
     "ipMasq": false, "hairpinMode": true,
-    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "gateway": %q}]], "dataDir": %q}
+    "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "gateway": %q}]], "dataDir": %q,
+      "routes": [{"dst": %q, "gw": %q}]}
   }]
 }
-`, nodeBridge, nodeSubnet, nodeIP, n.path("cni", "ipam"))
+`, nodeBridge, nodeSubnet, nodeIP, n.path("cni", "ipam"), ServiceCIDR, nodeIP)
 	if err := os.WriteFile(n.path("cni", "net.d", "10-sailtui-node.conflist"), []byte(conf), 0o644); err != nil {
 		return err
 	}

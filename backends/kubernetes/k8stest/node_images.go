@@ -18,7 +18,8 @@ import (
 const (
 	// ImageRepo is the dev-server image: a static sailtui, every applet of a static busybox
 	// (the file manager's scripts need find, stat, readlink, timeout...) and tmux, so the dev
-	// Deployment's tmux path runs for real. The file manager runs it too.
+	// Deployment's tmux path runs for real. The file manager runs it too. And glibc's getent,
+	// so tests resolve names in pods as a glibc app does.
 	ImageRepo = "sailtui-test-node-devserver"
 	pauseRepo = "sailtui-test-node-pause"
 )
@@ -33,7 +34,7 @@ func (n *node) buildImages(ctx context.Context) error {
 	if _, err := cli.Ping(ctx, client.PingOptions{NegotiateAPIVersion: true}); err != nil {
 		return fmt.Errorf("the node's images are built with the Docker Engine, which does not answer (%w): start dockerd, or point DOCKER_HOST at one", err)
 	}
-	dev, err := dockertest.BuildImage(ctx, cli, dockertest.ImageSpec{Repo: ImageRepo, Sailtui: true, Tmux: true})
+	dev, err := dockertest.BuildImage(ctx, cli, dockertest.ImageSpec{Repo: ImageRepo, Sailtui: true, Tmux: true, Getent: true})
 	if err != nil {
 		return fmt.Errorf("dev-server image: %w", err)
 	}
