@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/backends/webhook"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 )
@@ -27,11 +28,13 @@ type config struct {
 	// IdleWarning is how long before a hibernation the sweep warns (0: never).
 	IdleWarning time.Duration
 	// MaxKeepAlive bounds project keep-alive --for.
-	MaxKeepAlive     time.Duration
-	OpTimeout        time.Duration
-	UseWait          time.Duration
-	StartTimeout     time.Duration
-	SweepConcurrency int
+	MaxKeepAlive time.Duration
+	// WebhookURL receives each idle warning and status change, signed with WebhookSecret.
+	WebhookURL, WebhookSecret string
+	OpTimeout                 time.Duration
+	UseWait                   time.Duration
+	StartTimeout              time.Duration
+	SweepConcurrency          int
 	// LogMaxMiB caps each container's kept log (local and docker), current and rotated file.
 	LogMaxMiB      int
 	ReadOnly       bool
@@ -161,6 +164,9 @@ func (c *config) validate() error {
 	}
 	if err := archive.CheckPrefix(c.ObjectPrefix); err != nil {
 		return fmt.Errorf("S3_PROJECTS_PREFIX=%q: %w; use slash-separated names such as sailtui/projects", c.ObjectPrefix, err)
+	}
+	if err := webhook.Check(c.WebhookURL, c.WebhookSecret); err != nil {
+		return err
 	}
 	if c.StateDir == "" {
 		return fmt.Errorf("state directory is empty: set --state-dir or SAILTUI_STATE_DIR")

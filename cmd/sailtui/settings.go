@@ -177,6 +177,15 @@ var settings = []setting{
 	{env: "SAILTUI_IDLE_WARNING_MINUTES", def: "5", meaning: "the sweep sends a project an idle_warning event this many minutes before it hibernates it, and never hibernates one warned later than that (0: no warning)",
 		parse: field(func(c *config) *time.Duration { return &c.IdleWarning }, count(time.Minute, 0, "want a number of minutes (0 turns the warning off)")),
 		value: func(c *config) string { return minutes(c.IdleWarning) }},
+	{env: "SAILTUI_WEBHOOK_URL", def: "", meaning: "POST each idle warning and status change to this URL as JSON, signed (X-Sailtui-Signature-256); retried with backoff, never holding up a sweep",
+		parse: field(func(c *config) *string { return &c.WebhookURL }, asIs), value: func(c *config) string { return c.WebhookURL }},
+	{env: "SAILTUI_WEBHOOK_SECRET", def: "", meaning: "the HMAC-SHA256 key of SAILTUI_WEBHOOK_URL's signatures (needed with it)",
+		parse: field(func(c *config) *string { return &c.WebhookSecret }, asIs), value: func(c *config) string {
+			if c.WebhookSecret == "" {
+				return ""
+			}
+			return "(set)"
+		}},
 	{env: "SAILTUI_MAX_KEEP_ALIVE", def: engine.DefaultMaxKeepAlive.String(), meaning: "the longest project keep-alive --for accepts",
 		parse: field(func(c *config) *time.Duration { return &c.MaxKeepAlive }, positive("12h")), value: func(c *config) string { return c.MaxKeepAlive.String() }},
 	{env: "SAILTUI_OP_TIMEOUT", def: "10m", meaning: "an operation silent this long is taken over (a holder on this host known dead at once)",

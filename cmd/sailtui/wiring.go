@@ -14,6 +14,7 @@ import (
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/local"
 	s3store "github.com/sailtui/sailtui/backends/s3"
+	"github.com/sailtui/sailtui/backends/webhook"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
 )
@@ -29,6 +30,9 @@ type parts struct {
 	sweepOptions func(engine.SweepOptions) engine.SweepOptions
 	close        func()
 }
+
+// webhookDrain is how long a process that is done waits for its webhook deliveries.
+const webhookDrain = 5 * time.Second
 
 // openEngine selects Runtime, Volumes, Store and ObjectStore from the config. With no config at
 // all this is the embedded default: local runtime, SQLite store, directory object store.
@@ -61,6 +65,25 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 	store, notifier, closeStore, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.WebhookURL != "" {
+		hook, err := webhook.New(notifier, webhook.Options{URL: cfg.WebhookURL, Secret: cfg.WebhookSecret, Logger: log})
+		if err != nil {
+			closeStore()
+			return nil, err
+		}
+		notifier = hook
+		storeOnly := closeStore
+		closeStore = func() {
+			// What the receiver has not taken yet gets a few seconds after the work is done;
+			// a dead receiver costs the exit that long, never the work.
+			ctx, cancel := context.WithTimeout(context.Background(), webhookDrain)
+			defer cancel()
+			if err := hook.Close(ctx); err != nil {
+				log.Warn("webhook", "err", err)
+			}
+			storeOnly()
+		}
 	}
 	var (
 		rt           engine.Runtime
