@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 	"unicode"
 )
@@ -101,3 +102,69 @@ func (e *Engine) setKeepAlive(ctx context.Context, ref, what string, set func(Ac
 
 // MaxKeepAlive is the longest keep-alive KeepAlive accepts.
 func (e *Engine) MaxKeepAlive() time.Duration { return e.cfg.MaxKeepAlive }
+
+// ActivityQuiet is the gap that ends a line of a project's history: touches through one source
+// closer together than this are one line ("files, 14:02–14:31, 212 touches"), so the history
+// says when and how a project was used without a line per request.
+const ActivityQuiet = 5 * time.Minute
+
+// MaxHistory is how many activity and warning lines the store keeps per project; the oldest go.
+const MaxHistory = 1000
+
+// History kinds. An operation's line comes from the journal; the others from the history the
+// store keeps beside the project.
+const (
+	HistoryOperation   = "operation"
+	HistoryActivity    = "activity"
+	HistoryIdleWarning = EventIdleWarning
+)
+
+// HistoryEntry is one line of a project's history: an operation, a span of activity through one
+// source, or an idle warning.
+type HistoryEntry struct {
+	Kind string    `json:"kind"`
+	At   time.Time `json:"at"`
+	// Until is when an operation finished, or the last touch of an activity line.
+	Until  time.Time `json:"until,omitzero"`
+	Source string    `json:"source,omitempty"`
+	// Actor is who: the operation's holder, the newest toucher of an activity line.
+	Actor string `json:"actor,omitempty"`
+	// Count is how many touches an activity line stands for.
+	Count int `json:"count,omitempty"`
+	// Op, Outcome and Error describe an operation.
+	Op      OpKind  `json:"op,omitempty"`
+	Outcome OpState `json:"outcome,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// History answers "why is this project awake, asleep or about to sleep": its operations (who,
+// from where, start, end, outcome, error), the activity that kept it up (one line per source
+// per quiet spell) and the sweep's warnings, newest first, at most limit lines (0: 200).
+func (e *Engine) History(ctx context.Context, ref string, limit int) (Project, []HistoryEntry, error) {
+	if limit <= 0 {
+		limit = 200
+	}
+	p, err := e.Project(ctx, ref)
+	if err != nil {
+		return Project{}, nil, err
+	}
+	ops, err := e.store.ListOps(ctx, p.ID, limit)
+	if err != nil {
+		return p, nil, fmt.Errorf("history of %s: %w", p.Slug, err)
+	}
+	lines, err := e.store.ListHistory(ctx, p.ID, limit)
+	if err != nil {
+		return p, nil, fmt.Errorf("history of %s: %w", p.Slug, err)
+	}
+	for _, o := range ops {
+		lines = append(lines, HistoryEntry{Kind: HistoryOperation, At: o.StartedAt, Until: o.FinishedAt, Actor: o.Owner,
+			Op: o.Kind, Outcome: o.State, Error: o.Error})
+	}
+	// Newest first by when each began; an activity line that is still going sorts by its start
+	// too, so the history reads as a sequence of beginnings.
+	slices.SortStableFunc(lines, func(a, b HistoryEntry) int { return b.At.Compare(a.At) })
+	if len(lines) > limit {
+		lines = lines[:limit]
+	}
+	return p, lines, nil
+}

@@ -39,9 +39,17 @@ type Store interface {
 	// it is after. ErrNotFound when there is no such project.
 	SetKeepAlive(ctx context.Context, projectID string, until time.Time, a Activity) (Project, error)
 
-	// MarkIdleWarned records that the sweep warned at at that the project will be hibernated.
-	// ErrNotFound when there is no such project.
+	// MarkIdleWarned records that the sweep warned at at that the project will be hibernated,
+	// and adds the warning to the project's history. ErrNotFound when there is no such project.
 	MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error
+
+	// ListHistory lists a project's history lines, newest first, at most limit (0: all). Every
+	// activity Touch, SetKeepAlive, BeginUse and EndUse record is also kept there, coalesced: a
+	// touch through a source whose newest line was last touched no more than ActivityQuiet
+	// before it extends that line (first and last time, count, newest actor), else it begins a
+	// new one. MarkIdleWarned adds an idle_warning line. The newest MaxHistory lines of a
+	// project are kept. Operations are not lines here: the journal (ListOps) has them.
+	ListHistory(ctx context.Context, projectID string, limit int) ([]HistoryEntry, error)
 
 	// ClaimProject atomically takes a project for an operation; see Claim. On success it returns
 	// the project as it is after the claim.

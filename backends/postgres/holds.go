@@ -202,6 +202,9 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 	if err != nil {
 		return fmt.Errorf("begin %s use of project %s: %w", u.Kind, u.ProjectID, err)
 	}
+	// The use is recorded: a history line that could not be added must not make its holder
+	// believe it was not (it would never end it), so that failure is left to the next touch.
+	_ = s.recordHistory(ctx, u.ProjectID, engine.HistoryActivity, engine.Activity{At: u.StartedAt, Source: u.Source, Actor: u.Owner}, 1)
 	return nil
 }
 
@@ -222,6 +225,10 @@ func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch engin
 	}
 	if err != nil {
 		return fmt.Errorf("end use %s of project %s: %w", useID, projectID, err)
+	}
+	if !touch.At.IsZero() {
+		// As in BeginUse: the use is gone either way, and its holder must hear that it ended.
+		_ = s.recordHistory(ctx, projectID, engine.HistoryActivity, touch, 0)
 	}
 	return nil
 }

@@ -133,7 +133,7 @@ func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) 
 	if err != nil {
 		return fmt.Errorf("touch project %s: %w", projectID, badInput(err))
 	}
-	return nil
+	return s.recordHistory(ctx, projectID, engine.HistoryActivity, a, 1)
 }
 
 // SetKeepAlive sets (or, with a zero until, clears) the keep-alive and records a with it.
@@ -150,6 +150,11 @@ func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.T
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), badInput(err))
 	}
+	if !a.At.IsZero() {
+		if err := s.recordHistory(ctx, projectID, engine.HistoryActivity, a, 1); err != nil {
+			return p, err
+		}
+	}
 	return p, nil
 }
 
@@ -162,7 +167,7 @@ func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Ti
 	if err != nil {
 		return fmt.Errorf("record the idle warning of project %s: %w", projectID, badInput(err))
 	}
-	return nil
+	return s.recordHistory(ctx, projectID, engine.HistoryIdleWarning, engine.Activity{At: at, Source: "sweep"}, 1)
 }
 
 // touchSet records an activity whose time, source and actor are the parameters numbered at,

@@ -215,7 +215,10 @@ func (s *Store) BeginUse(ctx context.Context, u engine.Use, exclusive []engine.O
 		if isUnique(err) {
 			return fmt.Errorf("%w: use id is in use", engine.ErrExists)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return recordActivity(ctx, tx, u.ProjectID, engine.Activity{At: u.StartedAt, Source: u.Source, Actor: u.Owner}, 1)
 	})
 	if err != nil {
 		return fmt.Errorf("begin %s use of project %s: %w", u.Kind, u.ProjectID, err)
@@ -233,8 +236,10 @@ func (s *Store) EndUse(ctx context.Context, projectID, useID string, touch engin
 		if touch.At.IsZero() {
 			return nil
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`, append(touchArgs(touch), projectID)...)
-		return err
+		if _, err = tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`, append(touchArgs(touch), projectID)...); err != nil {
+			return err
+		}
+		return recordActivity(ctx, tx, projectID, touch, 0)
 	})
 	if err != nil {
 		return fmt.Errorf("end use %s of project %s: %w", useID, projectID, err)

@@ -128,7 +128,10 @@ func (s *Store) Touch(ctx context.Context, projectID string, a engine.Activity) 
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE projects SET `+touchSet+` WHERE id = ?`,
 			append(touchArgs(a), projectID)...)
-		return mustAffect(res, err, engine.ErrNotFound)
+		if err := mustAffect(res, err, engine.ErrNotFound); err != nil {
+			return err
+		}
+		return recordActivity(ctx, tx, projectID, a, 1)
 	})
 	if err != nil {
 		return fmt.Errorf("touch project %s: %w", projectID, err)
@@ -150,7 +153,10 @@ func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.T
 		if errors.Is(err, sql.ErrNoRows) {
 			return engine.ErrNotFound
 		}
-		return err
+		if err != nil || a.At.IsZero() {
+			return err
+		}
+		return recordActivity(ctx, tx, projectID, a, 1)
 	})
 	if err != nil {
 		return engine.Project{}, fmt.Errorf("keep project %s alive until %s: %w", projectID, until.Format(time.RFC3339), err)
@@ -162,7 +168,10 @@ func (s *Store) SetKeepAlive(ctx context.Context, projectID string, until time.T
 func (s *Store) MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE projects SET idle_warned_at = ? WHERE id = ?`, toMicros(at), projectID)
-		return mustAffect(res, err, engine.ErrNotFound)
+		if err := mustAffect(res, err, engine.ErrNotFound); err != nil {
+			return err
+		}
+		return addHistory(ctx, tx, projectID, engine.HistoryIdleWarning, engine.Activity{At: at, Source: "sweep"})
 	})
 	if err != nil {
 		return fmt.Errorf("record the idle warning of project %s: %w", projectID, err)

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -325,6 +327,41 @@ from its last activity.`,
 	}
 	keepAlive.Flags().DurationVar(&keepFor, "for", 0, "how long from now (Go duration: 90m, 2h)")
 	keepAlive.Flags().BoolVar(&cancelKeep, "cancel", false, "end the keep-alive")
+	var historyLimit int
+	history := &cobra.Command{
+		Use:   "history SLUG",
+		Short: "Why a project is awake, asleep or about to sleep: its operations, activity and warnings",
+		Long: `A project's history, newest first: every operation (who, started, finished, outcome, error),
+the activity that kept it up (one line per door per quiet spell of 5 minutes: first and last
+touch, how many, the newest toucher) and every idle warning. The store keeps the newest 1,000
+activity and warning lines per project; the operations are the journal's.`,
+		Example: "  sailtui project history shop\n  sailtui project history shop -o json --limit 20",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if historyLimit < 0 {
+				return fmt.Errorf("--limit %d: want a positive number of lines (0: 200): %w", historyLimit, engine.ErrBadInput)
+			}
+			eng, err := a.engine(cmd.Context())
+			if err != nil {
+				return err
+			}
+			_, lines, err := eng.History(cmd.Context(), args[0], historyLimit)
+			if err != nil {
+				return err
+			}
+			if lines == nil {
+				lines = []engine.HistoryEntry{}
+			}
+			now := eng.Now()
+			return a.out(cmd).emit(lines, func(tw *tabwriter.Writer) {
+				fmt.Fprintln(tw, "WHEN\tWHAT\tBY\tDETAIL")
+				for _, h := range lines {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", historyWhen(h, now), printable(historyWhat(h)), printable(cmp.Or(h.Actor, "-")), printable(historyDetail(h)))
+				}
+			})
+		},
+	}
+	history.Flags().IntVar(&historyLimit, "limit", 200, "the newest this many lines")
 	undelete := action("undelete", "Bring a removed project back from its final snapshot (within 30 days); project wake then restores it", false, (*engine.Engine).UndeleteProject)
 	undelete.Long = `Bring a removed project back from its final snapshot, while that is kept (30 days): it comes
 back hibernated on that snapshot, and sailtui project wake restores its files and starts it. Its
@@ -337,7 +374,7 @@ sailtui projects ls --all -o json names it instead of the slug.`
 		action("hibernate", "Snapshot the project and tear its environment down", false, (*engine.Engine).Hibernate),
 		action("wake", "Restore a hibernated project and start it", false, (*engine.Engine).Wake),
 		action("rm", "Remove a project (a final snapshot is kept 30 days)", true, (*engine.Engine).DeleteProject),
-		undelete,
+		undelete, history,
 		describe,
 		touch,
 		keepAlive,
@@ -630,4 +667,48 @@ func parseEnv(flag string, kvs []string) (map[string]string, error) {
 		m[k] = v
 	}
 	return m, nil
+}
+
+// historyWhen is a line's time on this machine's clock with its age; a span shows its end.
+func historyWhen(h engine.HistoryEntry, now time.Time) string {
+	when := h.At.Local().Format("2006-01-02 15:04:05")
+	if !h.Until.IsZero() && !h.Until.Truncate(time.Second).Equal(h.At.Truncate(time.Second)) {
+		end := h.Until.Local()
+		if end.YearDay() == h.At.Local().YearDay() && end.Year() == h.At.Local().Year() {
+			when += "–" + end.Format("15:04:05")
+		} else {
+			when += " – " + end.Format("2006-01-02 15:04:05")
+		}
+	}
+	return when + " (" + ago(h.At, now) + ")"
+}
+
+func historyWhat(h engine.HistoryEntry) string {
+	switch h.Kind {
+	case engine.HistoryOperation:
+		return string(h.Op)
+	case engine.HistoryActivity:
+		return "activity · " + h.Source
+	case engine.HistoryIdleWarning:
+		return "idle warning"
+	}
+	return h.Kind
+}
+
+func historyDetail(h engine.HistoryEntry) string {
+	switch h.Kind {
+	case engine.HistoryOperation:
+		if h.Error != "" {
+			return string(h.Outcome) + ": " + h.Error
+		}
+		return string(h.Outcome)
+	case engine.HistoryActivity:
+		if h.Count == 1 {
+			return "1 touch"
+		}
+		return strconv.Itoa(h.Count) + " touches"
+	case engine.HistoryIdleWarning:
+		return "will be hibernated unless used"
+	}
+	return ""
 }

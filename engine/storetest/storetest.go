@@ -26,6 +26,7 @@ func Run(t *testing.T, open func(t *testing.T) engine.Store) {
 	tests = append(tests, useTests...)
 	tests = append(tests, changeTests...)
 	tests = append(tests, idleTests...)
+	tests = append(tests, historyTests...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t)
