@@ -168,3 +168,50 @@ func (e *Engine) History(ctx context.Context, ref string, limit int) (Project, [
 	}
 	return p, lines, nil
 }
+
+// What names the line for people: the operation, the door of the activity, or the warning.
+func (h HistoryEntry) What() string {
+	switch h.Kind {
+	case HistoryOperation:
+		return string(h.Op)
+	case HistoryActivity:
+		return "activity · " + h.Source
+	case HistoryIdleWarning:
+		return "idle warning"
+	}
+	return h.Kind
+}
+
+// Detail is the rest of the line for people: an operation's outcome and error, how many
+// touches an activity line stands for, what a warning means.
+func (h HistoryEntry) Detail() string {
+	switch h.Kind {
+	case HistoryOperation:
+		if h.Error != "" {
+			return string(h.Outcome) + ": " + h.Error
+		}
+		return string(h.Outcome)
+	case HistoryActivity:
+		if h.Count == 1 {
+			return "1 touch"
+		}
+		return fmt.Sprintf("%d touches", h.Count)
+	case HistoryIdleWarning:
+		return "will be hibernated unless used"
+	}
+	return ""
+}
+
+// When is the line's time on loc's clock, with its end when it is a span.
+func (h HistoryEntry) When(loc *time.Location) string {
+	at := h.At.In(loc)
+	when := at.Format("2006-01-02 15:04:05")
+	if !h.Until.IsZero() && !h.Until.Truncate(time.Second).Equal(h.At.Truncate(time.Second)) {
+		end := h.Until.In(loc)
+		if end.YearDay() == at.YearDay() && end.Year() == at.Year() {
+			return when + "–" + end.Format("15:04:05")
+		}
+		return when + " – " + end.Format("2006-01-02 15:04:05")
+	}
+	return when
+}

@@ -26,6 +26,7 @@ var commands = []command{
 	{name: "timeline", aliases: []string{"tl", "snap", "snapshots"}, args: "[slug]", desc: "a project's snapshot timeline"},
 	{name: "logs", aliases: []string{"log"}, args: "[container]", desc: "a container's log"},
 	{name: "describe", aliases: []string{"desc"}, args: "[slug]", desc: "the runtime's view of a project"},
+	{name: "history", aliases: []string{"hist"}, args: "[slug]", desc: "why a project is awake, asleep or about to sleep"},
 	{name: "sweep", aliases: []string{"sw"}, desc: "what the next hibernation sweep would do (dry run)"},
 	{name: "doctor", aliases: []string{"doc"}, desc: "store, runtime and object store checked against each other"},
 	{name: "help", aliases: []string{"?"}, desc: "the keys"},

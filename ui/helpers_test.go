@@ -785,3 +785,37 @@ func fillTimeline(src *fakeSource, id string) {
 	}
 	src.snapshots[id] = snaps
 }
+
+// History answers with a fixed history: an operation and an activity line of the project.
+func (f *fakeSource) History(_ context.Context, ref string, _ int) (engine.Project, []engine.HistoryEntry, error) {
+	p, err := f.project(ref)
+	if err != nil {
+		return engine.Project{}, nil, err
+	}
+	now := f.Now()
+	return p, []engine.HistoryEntry{
+		{Kind: engine.HistoryIdleWarning, At: now.Add(-2 * time.Minute), Source: "sweep"},
+		{Kind: engine.HistoryActivity, At: now.Add(-40 * time.Minute), Until: now.Add(-30 * time.Minute), Source: "files", Actor: "ide", Count: 12},
+		{Kind: engine.HistoryOperation, At: now.Add(-time.Hour), Until: now.Add(-time.Hour + time.Second), Op: engine.OpWake, Outcome: engine.OpDone, Actor: "host/1/2"},
+	}, nil
+}
+
+func (f *fakeSource) KeepAlive(ctx context.Context, ref string, d time.Duration) (engine.Project, error) {
+	var out engine.Project
+	err := f.act(ctx, "keep-alive "+ref+" "+d.String(), func() error {
+		f.setProject(ref, func(p *engine.Project) { p.KeepAliveUntil = f.now.Add(d) })
+		out, _ = f.projectLocked(ref)
+		return nil
+	})
+	return out, err
+}
+
+func (f *fakeSource) CancelKeepAlive(ctx context.Context, ref string) (engine.Project, error) {
+	var out engine.Project
+	err := f.act(ctx, "cancel keep-alive "+ref, func() error {
+		f.setProject(ref, func(p *engine.Project) { p.KeepAliveUntil = time.Time{} })
+		out, _ = f.projectLocked(ref)
+		return nil
+	})
+	return out, err
+}

@@ -28,7 +28,7 @@ func (m *model) show(k paneKind, p engine.Project, container string) tea.Cmd {
 	}
 	var path []want
 	switch k {
-	case kindContainers, kindTimeline, kindDescribe:
+	case kindContainers, kindTimeline, kindDescribe, kindHistory:
 		path = []want{{kind: k}}
 	case kindLogs:
 		path = []want{{kind: kindContainers}, {kind: kindLogs, container: container}}
@@ -106,6 +106,8 @@ func (m *model) newPane(k paneKind, p engine.Project, container string) pane {
 		return newLogsPane(m.env, p, container)
 	case kindDescribe:
 		return newDescribePane(m.env, p)
+	case kindHistory:
+		return newHistoryPane(m.env, p)
 	case kindSweep:
 		return newSweepPane(m.env)
 	case kindDoctor:
@@ -203,10 +205,10 @@ func (m *model) runCommand(msg runCommandMsg) tea.Cmd {
 		return m.show(kindDoctor, engine.Project{}, "")
 	case "undelete":
 		return m.undeleteProject(msg.line, msg.arg)
-	case "containers", "timeline", "describe":
+	case "containers", "timeline", "describe", "history":
 		if p, ok := project(); ok {
 			ran()
-			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe}[msg.cmd.name], p, "")
+			return m.show(map[string]paneKind{"containers": kindContainers, "timeline": kindTimeline, "describe": kindDescribe, "history": kindHistory}[msg.cmd.name], p, "")
 		}
 	case "logs":
 		p, ok := m.currentProject()

@@ -56,6 +56,7 @@ const (
 	kindTimeline
 	kindLogs
 	kindDescribe
+	kindHistory
 	kindSweep
 	kindDoctor
 )

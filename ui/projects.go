@@ -27,6 +27,8 @@ type projectsKeys struct {
 	StartStop key.Binding
 	Hibernate key.Binding
 	Wake      key.Binding
+	History   key.Binding
+	KeepAlive key.Binding
 }
 
 func newProjectsKeys() projectsKeys {
@@ -40,6 +42,8 @@ func newProjectsKeys() projectsKeys {
 		StartStop: key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "start/stop")),
 		Hibernate: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hibernate")),
 		Wake:      key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wake")),
+		History:   key.NewBinding(key.WithKeys("H"), key.WithHelp("H", "history")),
+		KeepAlive: key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "keep alive")),
 	}
 }
 
@@ -105,6 +109,8 @@ func newProjectsPane(e *env) *projectsPane {
 		action{key: k.StartStop, mutates: true, why: p.whyStartStop, label: p.startStopLabel, do: p.startStop},
 		action{key: k.Hibernate, mutates: true, why: p.whyHibernate, do: p.hibernate},
 		action{key: k.Wake, mutates: true, why: p.whyWake, do: p.wake},
+		action{key: k.History, why: p.whySelected, do: p.show(kindHistory), extra: true},
+		action{key: k.KeepAlive, mutates: true, why: p.whyKeepAlive, do: p.keepAlive, extra: true},
 	)
 	return p
 }
@@ -160,8 +166,10 @@ func (p *projectsPane) keyMap() help.KeyMap {
 		return p.filter.editKeys()
 	}
 	acts := p.actions.available()
+	core, extra := p.actions.split()
 	flt := p.filter.listKeys()
-	short := append(append(acts, flt...), k.Sort)
+	// History and keep-alive come after the filter and the sort: a narrow screen drops them first.
+	short := append(append(append(core, flt...), k.Sort), extra...)
 	list := append(flt, k.Sort, k.Reverse)
 	return staticKeys{short: short, full: [][]keyBinding{k.bindings(), acts, list}}
 }
@@ -438,7 +446,7 @@ func (p *projectsPane) cells(r *projectRow) []cell {
 		p.statusCell(status, r.reason),
 		containers,
 		txt(ago(p.env.now, fromMicros(r.lastActivity)), &th.Value),
-		p.hibernatesIn(status, fromMicros(r.lastActivity)),
+		p.hibernatesIn(status, fromMicros(r.lastActivity), fromMicros(r.keepAlive)),
 		snaps,
 	}
 }
@@ -453,11 +461,15 @@ func (p *projectsPane) statusCell(status engine.ProjectStatus, reason string) ce
 	return txt(string(status), th.Status(status))
 }
 
-// hibernatesIn is when the sweep will take an active project, by the idle timeout.
-func (p *projectsPane) hibernatesIn(status engine.ProjectStatus, last time.Time) cell {
+// hibernatesIn is when the sweep will take an active project, by the idle timeout, or until
+// when a keep-alive holds it off.
+func (p *projectsPane) hibernatesIn(status engine.ProjectStatus, last, keptUntil time.Time) cell {
 	th := &p.env.theme
 	if status != engine.StatusActive || last.IsZero() || p.env.idle <= 0 {
 		return txt("-", &th.Muted)
+	}
+	if keptUntil.After(p.env.now) {
+		return txt("kept to "+keptUntil.In(p.env.loc).Format("15:04"), &th.Value)
 	}
 	left := last.Add(p.env.idle).Sub(p.env.now)
 	if left <= 0 {

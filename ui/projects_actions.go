@@ -3,6 +3,8 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -151,6 +153,54 @@ func (p *projectsPane) wake() tea.Cmd {
 		}
 		return opResult{info: pr.Slug + " is awake"}
 	}})
+}
+
+func (p *projectsPane) whyKeepAlive() string {
+	pr, ok := p.selected()
+	if !ok {
+		return "no project selected"
+	}
+	if pr.Status != engine.StatusActive {
+		return fmt.Sprintf("%s is %s: only an active project is swept", pr.Slug, pr.Status)
+	}
+	return ""
+}
+
+// keepAlive asks for how long the sweep should leave the project alone (what the user would
+// say before leaving a job running), prefilled with what is left of the current keep-alive;
+// an empty answer or 0 ends it.
+func (p *projectsPane) keepAlive() tea.Cmd {
+	pr, _ := p.selected()
+	src, now := p.env.src, p.env.now
+	body := []para{{text: "The idle sweep leaves " + pr.Slug + " alone for this long, whatever else happens (at most SAILTUI_MAX_KEEP_ALIVE). It counts as activity. Empty or 0 ends a keep-alive."}}
+	value := "2h"
+	if pr.KeptAlive(now) {
+		body = append(body, para{}, para{text: "Kept alive until " + pr.KeepAliveUntil.In(p.env.loc).Format("15:04") + " now."})
+		value = ""
+	}
+	d := newPrompt(p.env, "Keep "+pr.Slug+" alive", "keep alive", body, value, "for how long: 90m, 2h", 16, func(v string) tea.Cmd {
+		v = strings.TrimSpace(v)
+		if v == "" || v == "0" {
+			return startOp(opSpec{title: "end keep-alive of " + pr.Slug, projectID: pr.ID, run: func(ctx context.Context) opResult {
+				if _, err := src.CancelKeepAlive(ctx, pr.ID); err != nil {
+					return opResult{err: err}
+				}
+				return opResult{info: pr.Slug + ": keep-alive ended"}
+			}})
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return hintCmd(fmt.Sprintf("keep alive %q: want a duration such as 90m or 2h", v))
+		}
+		return startOp(opSpec{title: "keep " + pr.Slug + " alive", projectID: pr.ID, run: func(ctx context.Context) opResult {
+			got, err := src.KeepAlive(ctx, pr.ID, d)
+			if err != nil {
+				return opResult{err: err}
+			}
+			return opResult{info: pr.Slug + " kept alive until " + got.KeepAliveUntil.In(p.env.loc).Format("15:04")}
+		}})
+	})
+	return msgCmd(openDialogMsg{d: d})
 }
 
 // plural is "1 thing" or "n things".

@@ -24,11 +24,12 @@ type projectRow struct {
 	lname string
 	// reason, hibSnap and opID are empty for most projects.
 	reason, hibSnap, opID string
-	// lastActivity, updated and heartbeat are Unix microseconds (0: never), the stores' precision.
-	lastActivity, updated, heartbeat int64
-	status                           uint8
-	opKind                           uint8
-	lowered                          bool
+	// lastActivity, updated, heartbeat and keepAlive (until when) are Unix microseconds (0:
+	// never), the stores' precision.
+	lastActivity, updated, heartbeat, keepAlive int64
+	status                                      uint8
+	opKind                                      uint8
+	lowered                                     bool
 }
 
 // interned maps the few distinct values of a column to small numbers, in order of first sight.
@@ -94,7 +95,8 @@ func (t *rowTables) row(p engine.Project) projectRow {
 		id: p.ID, slug: p.Slug, name: p.Name, owner: owner,
 		reason: p.StatusReason, hibSnap: p.HibernationSnapshot, opID: p.OpID,
 		lastActivity: micros(p.LastActivity), updated: micros(p.UpdatedAt), heartbeat: micros(p.OpHeartbeat),
-		status: t.status.id(p.Status), opKind: t.opKind.id(p.OpKind),
+		keepAlive: micros(p.KeepAliveUntil),
+		status:    t.status.id(p.Status), opKind: t.opKind.id(p.OpKind),
 	}
 	return r
 }
@@ -106,8 +108,8 @@ func (t *rowTables) project(r *projectRow) engine.Project {
 		ID: r.id, Slug: r.slug, Name: r.name, Owner: r.owner,
 		Status: t.status.get(r.status), StatusReason: r.reason,
 		LastActivity: fromMicros(r.lastActivity), UpdatedAt: fromMicros(r.updated),
-		HibernationSnapshot: r.hibSnap,
-		OpID:                r.opID, OpKind: t.opKind.get(r.opKind), OpHeartbeat: fromMicros(r.heartbeat),
+		HibernationSnapshot: r.hibSnap, KeepAliveUntil: fromMicros(r.keepAlive),
+		OpID: r.opID, OpKind: t.opKind.get(r.opKind), OpHeartbeat: fromMicros(r.heartbeat),
 	}
 }
 

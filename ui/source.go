@@ -39,6 +39,9 @@ type source interface {
 
 	// Describe is the runtime's own view of a project.
 	Describe(ctx context.Context, ref string) (string, error)
+	// History is a project's operations, activity and warnings, newest first
+	// (engine.Engine.History).
+	History(ctx context.Context, ref string, limit int) (engine.Project, []engine.HistoryEntry, error)
 	// Logs streams a container's log (engine.Engine.Logs).
 	Logs(ctx context.Context, ref, name string, opts engine.LogOptions) (io.ReadCloser, error)
 	// SweepHibernate runs (with DryRun: previews) the hibernation sweep.
@@ -61,6 +64,10 @@ type source interface {
 	DeleteSnapshot(ctx context.Context, ref, id string) error
 	UndeleteSnapshot(ctx context.Context, ref, id string) (engine.Snapshot, error)
 	UndeleteProject(ctx context.Context, ref string) (engine.Project, error)
+	// KeepAlive keeps the idle sweep off a project for d (engine.Engine.KeepAlive);
+	// CancelKeepAlive ends that.
+	KeepAlive(ctx context.Context, ref string, d time.Duration) (engine.Project, error)
+	CancelKeepAlive(ctx context.Context, ref string) (engine.Project, error)
 }
 
 // engineSource adapts an Engine; everything but Subscribe, Now and Doctor is the Engine's own.

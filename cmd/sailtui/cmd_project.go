@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -356,7 +355,7 @@ activity and warning lines per project; the operations are the journal's.`,
 			return a.out(cmd).emit(lines, func(tw *tabwriter.Writer) {
 				fmt.Fprintln(tw, "WHEN\tWHAT\tBY\tDETAIL")
 				for _, h := range lines {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", historyWhen(h, now), printable(historyWhat(h)), printable(cmp.Or(h.Actor, "-")), printable(historyDetail(h)))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", historyWhen(h, now), printable(h.What()), printable(cmp.Or(h.Actor, "-")), printable(h.Detail()))
 				}
 			})
 		},
@@ -669,46 +668,7 @@ func parseEnv(flag string, kvs []string) (map[string]string, error) {
 	return m, nil
 }
 
-// historyWhen is a line's time on this machine's clock with its age; a span shows its end.
+// historyWhen is a line's time on this machine's clock with its age.
 func historyWhen(h engine.HistoryEntry, now time.Time) string {
-	when := h.At.Local().Format("2006-01-02 15:04:05")
-	if !h.Until.IsZero() && !h.Until.Truncate(time.Second).Equal(h.At.Truncate(time.Second)) {
-		end := h.Until.Local()
-		if end.YearDay() == h.At.Local().YearDay() && end.Year() == h.At.Local().Year() {
-			when += "–" + end.Format("15:04:05")
-		} else {
-			when += " – " + end.Format("2006-01-02 15:04:05")
-		}
-	}
-	return when + " (" + ago(h.At, now) + ")"
-}
-
-func historyWhat(h engine.HistoryEntry) string {
-	switch h.Kind {
-	case engine.HistoryOperation:
-		return string(h.Op)
-	case engine.HistoryActivity:
-		return "activity · " + h.Source
-	case engine.HistoryIdleWarning:
-		return "idle warning"
-	}
-	return h.Kind
-}
-
-func historyDetail(h engine.HistoryEntry) string {
-	switch h.Kind {
-	case engine.HistoryOperation:
-		if h.Error != "" {
-			return string(h.Outcome) + ": " + h.Error
-		}
-		return string(h.Outcome)
-	case engine.HistoryActivity:
-		if h.Count == 1 {
-			return "1 touch"
-		}
-		return strconv.Itoa(h.Count) + " touches"
-	case engine.HistoryIdleWarning:
-		return "will be hibernated unless used"
-	}
-	return ""
+	return h.When(time.Local) + " (" + ago(h.At, now) + ")"
 }
