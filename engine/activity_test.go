@@ -63,3 +63,44 @@ func TestActivityRecordsItsSource(t *testing.T) {
 	}
 	source(engine.SourceTouch)
 }
+
+// An open terminal (or any exec still running) is activity while it lasts, not only when it
+// began: its heartbeat touches the project, so an hour in a shell is not an hour idle.
+func TestOpenExecIsActivityWhileItLasts(t *testing.T) {
+	ctx := context.Background()
+	clock := &shiftClock{}
+	// An op timeout of 4 s makes a use beat every second.
+	pt := openTest(t, t.TempDir(), "test-owner", func(c *engine.Config) { c.Clock = clock; c.OpTimeout = 4 * time.Second })
+	p, err := pt.eng.CreateProject(ctx, engine.CreateRequest{Name: "typing"})
+	must(t, err)
+	_, err = pt.eng.AddContainer(ctx, p.Slug, engine.ContainerSpec{Name: "app", Directory: ".", Command: "sleep 600"})
+	must(t, err)
+	done := make(chan error, 1)
+	go func() {
+		_, err := pt.eng.Exec(ctx, p.Slug, "app", engine.ExecRequest{Argv: []string{"sleep", "4"}})
+		done <- err
+	}()
+	// Let the exec begin, then let an hour pass on the engine's clock while it runs.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		uses, err := pt.store.ListUses(ctx, p.ID)
+		must(t, err)
+		if len(uses) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the exec never began")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	began := clock.Now()
+	clock.add(time.Hour)
+	time.Sleep(2 * time.Second) // two beats
+	got, err := pt.eng.Project(ctx, p.Slug)
+	must(t, err)
+	if got.LastActivity.Before(began.Add(time.Hour)) || got.LastActivitySource != engine.SourceExec {
+		t.Errorf("with the exec still running an hour later, last activity %s through %q (began %s); want the hour later, through exec",
+			got.LastActivity.Format(time.RFC3339), got.LastActivitySource, began.Format(time.RFC3339))
+	}
+	must(t, <-done)
+}

@@ -183,7 +183,14 @@ func (e *Engine) watchUse(ctx context.Context, cancel context.CancelCauseFunc, u
 				lastBeat = time.Now()
 				// A failed heartbeat is retried at the next beat; only a use silent past the
 				// op timeout is dropped.
-				_ = e.store.HeartbeatUse(bg, u.ID, e.now())
+				now := e.now()
+				_ = e.store.HeartbeatUse(bg, u.ID, now)
+				// A use in progress is activity for as long as it lasts (issue 35): a terminal
+				// someone types in for an hour, or a long build, must not read as an hour idle,
+				// so neither the warning nor "hibernates in" counts down under it.
+				if u.Source != "" {
+					_ = e.store.Touch(bg, u.ProjectID, Activity{At: now, Source: u.Source, Actor: u.Owner})
+				}
 			}
 		}
 	}()
