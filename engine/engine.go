@@ -19,6 +19,9 @@ type Config struct {
 	Notifier Notifier
 	Clock    Clock
 	Logger   *slog.Logger
+	// RouterMetrics, when set, is read by the hibernation sweep: traffic through the router
+	// is activity (RouterMetrics, RouteNamer).
+	RouterMetrics RouterMetrics
 
 	// Owner identifies this process as the holder of operations; the default is
 	// "<host>/<pid>/<start>" so that a holder on this host that died can be recognised at once.

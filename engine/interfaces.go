@@ -43,6 +43,12 @@ type Store interface {
 	// and adds the warning to the project's history. ErrNotFound when there is no such project.
 	MarkIdleWarned(ctx context.Context, projectID string, at time.Time) error
 
+	// RouterCounters are the request counters of router kept by the last SaveRouterCounters
+	// (none: an empty map); SaveRouterCounters replaces them. The sweep compares a router's
+	// counters with these to tell which routes had requests since.
+	RouterCounters(ctx context.Context, router string) (map[string]float64, error)
+	SaveRouterCounters(ctx context.Context, router string, counters map[string]float64) error
+
 	// ListHistory lists a project's history lines, newest first, at most limit (0: all). Every
 	// activity Touch, SetKeepAlive, BeginUse and EndUse record is also kept there, coalesced: a
 	// touch through a source whose newest line was last touched no more than ActivityQuiet

@@ -66,6 +66,8 @@ type SweepReport struct {
 	// Stopped projects had their containers stopped by the first idle tier (files kept).
 	Stopped   []SweepItem `json:"stopped"`
 	Recovered []SweepItem `json:"recovered"`
+	// Router is what the sweep read of the router's traffic (SAILTUI_ROUTER_METRICS_URL).
+	Router *RouterReport `json:"router,omitempty"`
 	Skipped   []SweepItem `json:"skipped"`
 	Failed    []SweepItem `json:"failed"`
 	// Deferred projects were selected but not started before the sweep was told to stop
@@ -120,7 +122,9 @@ func stoppedEarly(ctx context.Context, rep *SweepReport, err *error) {
 }
 
 // OK is false when any project failed.
-func (r SweepReport) OK() bool { return len(r.Failed) == 0 }
+func (r SweepReport) OK() bool {
+	return len(r.Failed) == 0 && (r.Router == nil || r.Router.Error == "")
+}
 
 // The global sweep locks: one hibernation sweep and one purge at a time per store. Overlapping
 // sweeps would still be safe (claims are exactly-once); the lock makes the second exit early.
@@ -185,10 +189,20 @@ func (e *Engine) SweepHibernate(ctx context.Context, opts SweepOptions) (rep Swe
 		rep.Recovered = append(rep.Recovered, item)
 	}
 
+	// Requests through the router since the last sweep are activity, recorded before the
+	// selection; traffic that cannot be read keeps every project up.
+	router, known := e.routerActivity(ctx, opts.DryRun)
+	rep.Router = router
+	if !known {
+		return rep, nil
+	}
 	cutoff := asOf.Add(-idle)
 	idleProjects, err := e.store.IdleProjects(ctx, cutoff.Add(e.cfg.IdleWarning), asOf, opts.Limit)
 	if err != nil {
 		return rep, fmt.Errorf("sweep: select idle projects: %w", err)
+	}
+	if router != nil && opts.DryRun {
+		idleProjects = slices.DeleteFunc(idleProjects, func(p Project) bool { return router.touched[p.ID] })
 	}
 	idleProjects = e.warnIdle(ctx, idleProjects, cutoff, asOf, &rep)
 	rep.Selected = len(idleProjects)

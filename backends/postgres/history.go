@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -72,4 +73,26 @@ func (s *Store) ListHistory(ctx context.Context, projectID string, limit int) ([
 		return nil, fmt.Errorf("list the history of %s: %w", projectID, err)
 	}
 	return lines, nil
+}
+
+// RouterCounters reads the counters the last sweep kept for router.
+func (s *Store) RouterCounters(ctx context.Context, router string) (map[string]float64, error) {
+	out := map[string]float64{}
+	err := s.pool.QueryRow(ctx, `SELECT counters FROM router_counters WHERE router = $1`, router).Scan(&out)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return map[string]float64{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the counters kept for %s: %w", router, err)
+	}
+	return out, nil
+}
+
+// SaveRouterCounters replaces the counters kept for router.
+func (s *Store) SaveRouterCounters(ctx context.Context, router string, counters map[string]float64) error {
+	if _, err := s.pool.Exec(ctx, `INSERT INTO router_counters (router, counters) VALUES ($1, $2)
+		ON CONFLICT (router) DO UPDATE SET counters = excluded.counters`, router, counters); err != nil {
+		return fmt.Errorf("keep the counters of %s: %w", router, badInput(err))
+	}
+	return nil
 }

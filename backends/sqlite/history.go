@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,4 +70,38 @@ func (s *Store) ListHistory(ctx context.Context, projectID string, limit int) ([
 		return nil, fmt.Errorf("list the history of %s: %w", projectID, err)
 	}
 	return lines, nil
+}
+
+// RouterCounters reads the counters the last sweep kept for router.
+func (s *Store) RouterCounters(ctx context.Context, router string) (map[string]float64, error) {
+	var raw string
+	err := s.db.QueryRowContext(ctx, `SELECT counters FROM router_counters WHERE router = ?`, router).Scan(&raw)
+	out := map[string]float64{}
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return out, nil
+	case err != nil:
+		return nil, fmt.Errorf("read the counters kept for %s: %w", router, err)
+	}
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		return nil, fmt.Errorf("read the counters kept for %s: %w", router, err)
+	}
+	return out, nil
+}
+
+// SaveRouterCounters replaces the counters kept for router.
+func (s *Store) SaveRouterCounters(ctx context.Context, router string, counters map[string]float64) error {
+	raw, err := json.Marshal(counters)
+	if err != nil {
+		return fmt.Errorf("keep the counters of %s: %w", router, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO router_counters (router, counters) VALUES (?, ?)
+			ON CONFLICT (router) DO UPDATE SET counters = excluded.counters`, router, string(raw))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("keep the counters of %s: %w", router, err)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -121,6 +122,16 @@ func printSweep(a *app, cmd *cobra.Command, rep engine.SweepReport) error {
 		for _, l := range lists {
 			for _, it := range l.items {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, it.Slug, it.ID, printable(it.Reason))
+			}
+		}
+		if r := rep.Router; r != nil {
+			switch {
+			case r.Error != "":
+				fmt.Fprintf(tw, "router\t%s\t%s\n", r.Router, printable(r.Error))
+			case len(r.Touched) > 0:
+				fmt.Fprintf(tw, "router\t%s\trequests since the last sweep: %s\n", r.Router, printable(strings.Join(r.Touched, ", ")))
+			default:
+				fmt.Fprintf(tw, "router\t%s\tno requests to any project since the last sweep\n", r.Router)
 			}
 		}
 		if rep.Sweep == "purge" {

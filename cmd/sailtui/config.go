@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sailtui/sailtui/backends/kubernetes"
+	"github.com/sailtui/sailtui/backends/routermetrics"
 	"github.com/sailtui/sailtui/backends/webhook"
 	"github.com/sailtui/sailtui/engine"
 	"github.com/sailtui/sailtui/engine/archive"
@@ -31,6 +32,8 @@ type config struct {
 	MaxKeepAlive time.Duration
 	// WebhookURL receives each idle warning and status change, signed with WebhookSecret.
 	WebhookURL, WebhookSecret string
+	// RouterMetricsURL is the router's Prometheus endpoint: requests through it are activity.
+	RouterMetricsURL string
 	OpTimeout                 time.Duration
 	UseWait                   time.Duration
 	StartTimeout              time.Duration
@@ -167,6 +170,11 @@ func (c *config) validate() error {
 	}
 	if err := webhook.Check(c.WebhookURL, c.WebhookSecret); err != nil {
 		return err
+	}
+	if c.RouterMetricsURL != "" {
+		if _, err := routermetrics.New(c.RouterMetricsURL); err != nil {
+			return err
+		}
 	}
 	if c.StateDir == "" {
 		return fmt.Errorf("state directory is empty: set --state-dir or SAILTUI_STATE_DIR")

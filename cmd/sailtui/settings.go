@@ -177,6 +177,8 @@ var settings = []setting{
 	{env: "SAILTUI_IDLE_WARNING_MINUTES", def: "5", meaning: "the sweep sends a project an idle_warning event this many minutes before it hibernates it, and never hibernates one warned later than that (0: no warning)",
 		parse: field(func(c *config) *time.Duration { return &c.IdleWarning }, count(time.Minute, 0, "want a number of minutes (0 turns the warning off)")),
 		value: func(c *config) string { return minutes(c.IdleWarning) }},
+	{env: "SAILTUI_ROUTER_METRICS_URL", def: "", meaning: "the router's Prometheus endpoint (Traefik or ingress-nginx): the hibernation sweep counts requests through a project's URL as its activity, and hibernates nothing while it cannot read them",
+		parse: field(func(c *config) *string { return &c.RouterMetricsURL }, asIs), value: func(c *config) string { return c.RouterMetricsURL }},
 	{env: "SAILTUI_WEBHOOK_URL", def: "", meaning: "POST each idle warning and status change to this URL as JSON, signed (X-Sailtui-Signature-256); retried with backoff, never holding up a sweep",
 		parse: field(func(c *config) *string { return &c.WebhookURL }, asIs), value: func(c *config) string { return c.WebhookURL }},
 	{env: "SAILTUI_WEBHOOK_SECRET", def: "", meaning: "the HMAC-SHA256 key of SAILTUI_WEBHOOK_URL's signatures (needed with it)",

@@ -13,6 +13,7 @@ import (
 	"github.com/sailtui/sailtui/backends/docker"
 	"github.com/sailtui/sailtui/backends/kubernetes"
 	"github.com/sailtui/sailtui/backends/local"
+	"github.com/sailtui/sailtui/backends/routermetrics"
 	s3store "github.com/sailtui/sailtui/backends/s3"
 	"github.com/sailtui/sailtui/backends/webhook"
 	"github.com/sailtui/sailtui/engine"
@@ -115,8 +116,18 @@ func openEngine(ctx context.Context, cfg config, log *slog.Logger, tweaks ...fun
 		closeRuntime()
 		closeStore()
 	}
+	var router engine.RouterMetrics
+	if cfg.RouterMetricsURL != "" {
+		rm, err := routermetrics.New(cfg.RouterMetricsURL)
+		if err != nil {
+			closeAll()
+			return nil, fmt.Errorf("%w: %w", err, engine.ErrBadInput)
+		}
+		router = rm
+	}
 	ecfg := engine.Config{
-		Store: store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
+		RouterMetrics: router,
+		Store:         store, Runtime: rt, Volumes: vols, Notifier: notifier, Logger: log,
 		IdleTimeout: cfg.IdleTimeout, StopIdleTimeout: cfg.StopIdleTimeout, MaxKeepAlive: cfg.MaxKeepAlive, IdleWarning: cfg.IdleWarning, OpTimeout: cfg.OpTimeout, UseWait: cfg.UseWait, StartTimeout: cfg.StartTimeout, SweepConcurrency: cfg.SweepConcurrency,
 		ReadOnly: cfg.ReadOnly, DefaultCommand: cfg.DefaultCommand, StepHook: crashHook(),
 		SkipInstallDeps: cfg.SkipInstallDeps,

@@ -13,6 +13,31 @@ import (
 var historyTests = []test{
 	{"HistoryCoalescesActivity", testHistoryCoalescesActivity},
 	{"HistoryBounded", testHistoryBounded},
+	{"RouterCounters", testRouterCounters},
+}
+
+// The router's counters as the last sweep read them: none at first, replaced whole by each
+// save, kept per router.
+func testRouterCounters(t *testing.T, s engine.Store) {
+	ctx := t.Context()
+	got, err := s.RouterCounters(ctx, "traefik a")
+	noErr(t, "RouterCounters before any save", err)
+	if len(got) != 0 {
+		t.Fatalf("counters before any save: %v", got)
+	}
+	noErr(t, "SaveRouterCounters", s.SaveRouterCounters(ctx, "traefik a", map[string]float64{"shop-web@docker": 12, "x": 1e15 + 1}))
+	noErr(t, "SaveRouterCounters b", s.SaveRouterCounters(ctx, "nginx b", map[string]float64{"ns/web": 3}))
+	noErr(t, "SaveRouterCounters again", s.SaveRouterCounters(ctx, "traefik a", map[string]float64{"shop-web@docker": 15}))
+	got, err = s.RouterCounters(ctx, "traefik a")
+	noErr(t, "RouterCounters", err)
+	if len(got) != 1 || got["shop-web@docker"] != 15 {
+		t.Errorf("counters of a after the second save: %v; want only shop-web@docker=15", got)
+	}
+	got, err = s.RouterCounters(ctx, "nginx b")
+	noErr(t, "RouterCounters b", err)
+	if len(got) != 1 || got["ns/web"] != 3 {
+		t.Errorf("counters of b: %v", got)
+	}
 }
 
 type line struct {

@@ -1,0 +1,6 @@
+-- Traffic through the router is activity (issue 35): the request counters of each router as the
+-- last sweep read them (a JSON object, route → requests), to tell which routes moved since.
+CREATE TABLE router_counters (
+	router   text  NOT NULL PRIMARY KEY,
+	counters jsonb NOT NULL
+);
