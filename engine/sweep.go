@@ -67,9 +67,9 @@ type SweepReport struct {
 	Stopped   []SweepItem `json:"stopped"`
 	Recovered []SweepItem `json:"recovered"`
 	// Router is what the sweep read of the router's traffic (SAILTUI_ROUTER_METRICS_URL).
-	Router *RouterReport `json:"router,omitempty"`
-	Skipped   []SweepItem `json:"skipped"`
-	Failed    []SweepItem `json:"failed"`
+	Router  *RouterReport `json:"router,omitempty"`
+	Skipped []SweepItem   `json:"skipped"`
+	Failed  []SweepItem   `json:"failed"`
 	// Deferred projects were selected but not started before the sweep was told to stop
 	// (deadline, SIGTERM); the next sweep takes them.
 	Deferred []SweepItem `json:"deferred"`

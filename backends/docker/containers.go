@@ -243,7 +243,7 @@ func (r *Runtime) service(p engine.Project, c engine.Container, spec engine.Star
 	maps.Copy(labels, map[string]string{
 		"traefik.enable":                                                "true",
 		"traefik.docker.network":                                        r.networkName(p),
-		"traefik.http.routers." + router + ".rule":                      "Host(`" + r.routeHost(p, c) + "`)",
+		"traefik.http.routers." + router + ".rule":                      "Host(`" + r.Host(p, c) + "`)",
 		"traefik.http.routers." + router + ".service":                   router,
 		"traefik.http.services." + router + ".loadbalancer.server.port": strconv.Itoa(port),
 	})

@@ -284,8 +284,9 @@ func (r *Runtime) networkName(p engine.Project) string {
 	return r.cfg.NetworkPrefix + "-" + p.Slug
 }
 
-// routeHost is the host name Traefik routes to the container.
-func (r *Runtime) routeHost(p engine.Project, c engine.Container) string {
+// Host is the host name Traefik routes to the container (engine.HostNamer: the waker finds
+// the project of a request by it).
+func (r *Runtime) Host(p engine.Project, c engine.Container) string {
 	return r.containerName(p, c) + "." + r.cfg.AppDomain
 }
 

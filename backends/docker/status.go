@@ -98,7 +98,7 @@ func (r *Runtime) status(p engine.Project, c engine.Container, ins *container.In
 		if r.cfg.DirectURLs {
 			st.URL = st.LocalURL
 		} else {
-			st.URL = "http://" + r.routeHost(p, c) + "/"
+			st.URL = "http://" + r.Host(p, c) + "/"
 			// The route is what a Traefik in front would serve; with none configured it may
 			// not resolve, and the loopback port is what this machine can open.
 			st.Unrouted = r.cfg.Router == ""

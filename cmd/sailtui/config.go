@@ -34,10 +34,10 @@ type config struct {
 	WebhookURL, WebhookSecret string
 	// RouterMetricsURL is the router's Prometheus endpoint: requests through it are activity.
 	RouterMetricsURL string
-	OpTimeout                 time.Duration
-	UseWait                   time.Duration
-	StartTimeout              time.Duration
-	SweepConcurrency          int
+	OpTimeout        time.Duration
+	UseWait          time.Duration
+	StartTimeout     time.Duration
+	SweepConcurrency int
 	// LogMaxMiB caps each container's kept log (local and docker), current and rotated file.
 	LogMaxMiB      int
 	ReadOnly       bool

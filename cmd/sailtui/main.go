@@ -191,7 +191,7 @@ as a Kubernetes CronJob does.`,
 	root.AddCommand(
 		projectsCmd(a), projectCmd(a), containersCmd(a), containerCmd(a), connectCmd(a), disconnectCmd(a),
 		logsCmd(a), execCmd(a), filesCmd(a), snapshotCmd(a), sweepCmd(a),
-		eventsCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(), doctorCmd(a),
+		eventsCmd(a), wakerCmd(a), devserverCmd(), versionCmd(), configCmd(a), manifestsCmd(), doctorCmd(a),
 	)
 	explainArgs(root)
 	return root
