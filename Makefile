@@ -75,12 +75,20 @@ COREDNS_TOOLS   := backends/kubernetes/coredns/tools
 COREDNS_VERSION := v1.15.0
 COREDNS         := $(TOOLS)/coredns-$(COREDNS_VERSION)
 
+# Traefik, the router of docker mode (issue 34), from a tool module of its own: it needs
+# replace and exclude lines (forks the proxy serves under other paths) that must stay out of
+# go.mod, and `go install` refuses those. About 16 min cold on 2 cores under load (~180 MB); not
+# rebuilt while present. make router runs it in a FROM scratch image.
+TRAEFIK_TOOLS   := backends/docker/traefik/tools
+TRAEFIK_VERSION := v3.6.12
+TRAEFIK         := $(TOOLS)/traefik-$(TRAEFIK_VERSION)
+
 # k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
 # above): `make test` wraps the test run in it, `make cluster` starts it for a person.
 K8SNODE      := $(TOOLS)/k8snode
 NODE_DIR     ?= /tmp/sailtui-node
 
-tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) node-tool
+tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) $(TRAEFIK) node-tool
 ## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
 node-tool:
 	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
@@ -88,6 +96,8 @@ $(K8S_BINS):
 	$(GO) -C $(K8S_TOOLS) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./$(notdir $@)
 $(COREDNS):
 	$(GO) -C $(COREDNS_TOOLS) build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$(COREDNS_VERSION)" -o $@ .
+$(TRAEFIK):
+	$(GO) -C $(TRAEFIK_TOOLS) build -trimpath -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION)" -o $@ github.com/traefik/traefik/v3/cmd/traefik
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):
