@@ -21,11 +21,12 @@ GOTEST       := $(GO) test -count=1
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
 # containerd of its own, never the system's); iptables and nftables: its FORWARD rule and
 # kube-proxy's table, both removed when it stops. patch (GNU patch) applies the .patch files of
-# the copies under ui/third_party for vendorcheck (make lint, make check-upstream).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch
+# the copies under ui/third_party for vendorcheck (make lint, make check-upstream). mmdebstrap
+# makes the images of Debian's packages (make images: PostgreSQL, the example's app image).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch mmdebstrap
 
 .PHONY: cluster cluster-down node-tool k9s
-.PHONY: image
+.PHONY: image images
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint check-upstream fmt deps tools clean
 
@@ -44,6 +45,14 @@ run: build
 DEVSERVER_IMAGE ?= tesslate-devserver:latest
 image: deps
 	$(GO) run ./backends/docker/dockertest/mkimage --tag $(DEVSERVER_IMAGE)
+
+## images: the images made of Debian's packages by mmdebstrap from this machine's apt sources
+## (issue 34): sailtui-postgres:15 (starts as root, as the official image), sailtui-postgres-nonroot:15
+## (runs as postgres from the start, as bitnami's) and sailtui-app:latest (python3, psycopg2,
+## node, tmux: DEVSERVER_IMAGE of the three-tier example). Cached by a content key (the tag
+## beside the name); a few minutes each the first time, seconds after.
+images: deps
+	$(GO) run ./backends/docker/dockertest/mkimage --debian
 
 ## deps: Debian packages the tests use, installed only when missing.
 deps:
