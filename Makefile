@@ -25,7 +25,7 @@ GOTEST       := $(GO) test -count=1
 # makes the images of Debian's packages (make images: PostgreSQL, the example's app image).
 APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch mmdebstrap
 
-.PHONY: cluster cluster-down node-tool k9s
+.PHONY: cluster cluster-down node-tool k9s router router-down
 .PHONY: image images
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint check-upstream fmt deps tools clean
@@ -154,6 +154,17 @@ cluster: deps tools
 	@$(K8SNODE) up --dir $(NODE_DIR)
 cluster-down: node-tool
 	$(K8SNODE) down --dir $(NODE_DIR)
+## router: Traefik for docker mode, for a person (idempotent): a container named ROUTER_NAME
+## of a FROM scratch image of $(TRAEFIK), on the docker provider (only containers labelled
+## com.tesslate.routable=true), :80 published on 127.0.0.1:ROUTER_PORT (80: the URLs sailtui
+## shows open as shown). Its last lines are the exports sailtui needs and the address to open.
+## router-down removes it.
+ROUTER_NAME ?= sailtui-router
+ROUTER_PORT ?= 80
+router: $(TRAEFIK)
+	@$(GO) run ./backends/docker/dockertest/mkrouter up --name $(ROUTER_NAME) --port $(ROUTER_PORT) --traefik $(TRAEFIK)
+router-down:
+	@$(GO) run ./backends/docker/dockertest/mkrouter down --name $(ROUTER_NAME)
 test-docker: deps
 	$(GOTEST) -race ./backends/docker/... ./engine/hostfs/...
 test-s3: tools

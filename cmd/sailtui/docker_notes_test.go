@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moby/moby/client"
 
 	"github.com/sailtui/sailtui/backends/docker/dockertest"
 )
@@ -120,14 +123,43 @@ func (a notesApp) wantNotes(when string, want ...string) {
 	}
 }
 
-// TestDockerNotesEndToEnd is issue 34's docker path: the example project created from its
-// directory starts (the command returns once web, api and db answer), notes added through
-// web's URL survive a hibernation and wake, a manual snapshot taken while it runs holds
-// exactly the notes of its moment when restored, and `project rm` leaves nothing.
+// startRouter runs the router of docker mode for a test: Traefik (make tools builds it) in a
+// container of its FROM scratch image, named after the test's token (its cleanup removes it,
+// before the project networks it was connected to), :80 on a loopback port the engine picks.
+func startRouter(t *testing.T, dcli *client.Client, tok string) (name string, port int) {
+	t.Helper()
+	bin, err := dockertest.TraefikBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	img, err := dockertest.RouterImage(ctx, dcli, bin)
+	if err != nil {
+		t.Fatalf("router image: %v", err)
+	}
+	name = "router-" + tok
+	t.Cleanup(func() {
+		_, _ = dcli.ContainerRemove(context.Background(), name, client.ContainerRemoveOptions{Force: true})
+	})
+	port, err = dockertest.StartRouter(ctx, dcli, dockertest.RouterSpec{Name: name, Image: img, Labels: map[string]string{dockertest.Label: tok}})
+	if err != nil {
+		t.Fatalf("start the router: %v", err)
+	}
+	return name, port
+}
+
+// TestDockerNotesEndToEnd is issue 34's docker path, through the router as a user would go:
+// the example project created from its directory starts (the command returns once web, api
+// and db answer), notes added through http://<slug>-web.localhost (Traefik, which sailtui
+// connected to the project network) survive a hibernation and wake, a manual snapshot taken
+// while it runs holds exactly the notes of its moment when restored, and `project rm` leaves
+// nothing.
 func TestDockerNotesEndToEnd(t *testing.T) {
 	t.Parallel()
 	slug := "notes-" + randSuffix(t)
 	c, dcli := dockerCLI(t, slug)
+	_, tok := dockerPrefix(t, c)
+	router, port := startRouter(t, dcli, tok)
 	app := dockertest.DebianImageT(t, dcli, dockertest.AppImage)
 	pg := dockertest.DebianImageT(t, dcli, dockertest.PostgresImage)
 	for i, kv := range c.env {
@@ -135,19 +167,36 @@ func TestDockerNotesEndToEnd(t *testing.T) {
 			c.env[i] = "DEVSERVER_IMAGE=" + app
 		}
 	}
+	c.env = append(c.env, "SAILTUI_TRAEFIK_CONTAINER="+router, "APP_DOMAIN=localhost")
 
 	c.ok("project", "create", slug, "--from", exampleNotes(t, pg))
 	c.ok("project", "start", slug)
-	// Read again after every start: the local port is kept while free, not promised.
+	host := slug + "-web.localhost"
+	if u := c.dockerContainers(slug)["web"].URL; u != "http://"+host+"/" {
+		t.Fatalf("web's URL %q, want the router's http://%s/", u, host)
+	}
+	a := notesApp{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), host: host}
+	// The router learns a started container from the engine's events: a moment after start.
 	web := func() notesApp {
 		t.Helper()
-		u := strings.TrimSuffix(c.dockerContainers(slug)["web"].LocalURL, "/")
-		if u == "" {
-			t.Fatalf("web has no local URL: %+v", c.dockerContainers(slug))
+		var code int
+		var b []byte
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+			if code, b = a.do("GET", "/", nil); code == http.StatusOK {
+				break
+			}
 		}
-		return notesApp{t: t, base: u}
+		if code != http.StatusOK || !strings.Contains(string(b), "<h1>Notes</h1>") {
+			t.Fatalf("web's page through the router (Host %s): %d %s", host, code, b)
+		}
+		return a
 	}
-	a := web()
+	web()
+	// Services are never routed: the router serves nothing for db's name.
+	db := notesApp{t: t, base: a.base, host: slug + "-db.localhost"}
+	if code, b := db.do("GET", "/", nil); code != http.StatusNotFound {
+		t.Errorf("the router for %s: %d %s, want 404 (a service has no route)", db.host, code, b)
+	}
 	if code, b := a.do("GET", "/", nil); code != http.StatusOK || !strings.Contains(string(b), "<h1>Notes</h1>") {
 		t.Fatalf("web's page: %d %s", code, b)
 	}
