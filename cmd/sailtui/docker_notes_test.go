@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -152,8 +153,9 @@ func startRouter(t *testing.T, dcli *client.Client, tok string) (name string, po
 // the example project created from its directory starts (the command returns once web, api
 // and db answer), notes added through http://<slug>-web.localhost (Traefik, which sailtui
 // connected to the project network) survive a hibernation and wake, a manual snapshot taken
-// while it runs holds exactly the notes of its moment when restored, and `project rm` leaves
-// nothing.
+// while notes are being committed holds, restored, every note acknowledged before it began and
+// none acknowledged after it ended (PostgreSQL opens the copy on its own), the restore is undone
+// from its safety snapshot, and `project rm` leaves nothing.
 func TestDockerNotesEndToEnd(t *testing.T) {
 	t.Parallel()
 	slug := "notes-" + randSuffix(t)
@@ -211,20 +213,119 @@ func TestDockerNotesEndToEnd(t *testing.T) {
 	a = web()
 	a.wantNotes("after hibernate and wake", "first", "second")
 
-	// A manual snapshot of the running project (its containers paused for the walk, so the
-	// database's files are what a power cut would leave and PostgreSQL recovers from its WAL).
+	// A manual snapshot of the running project while notes are being committed (its
+	// containers are paused for the walk, so the database's files are what a power cut would
+	// leave, and PostgreSQL recovers them from its WAL when the snapshot is restored).
+	w := startWriter(a)
+	time.Sleep(time.Second) // some notes committed before the snapshot begins
+	begun := w.acked()
 	var manual struct {
 		ID string `json:"id"`
 	}
-	c.json(&manual, "snapshot", "create", slug, "--label", "two-notes")
-	a.add("third")
-	a.wantNotes("after the snapshot", "first", "second", "third")
+	c.json(&manual, "snapshot", "create", slug, "--label", "under-writes")
+	ended := w.acked()
+	written, err := w.stop()
+	if err != nil {
+		t.Fatalf("the note writer: %v", err)
+	}
+	if begun == 0 || len(written) <= ended {
+		t.Fatalf("the writer committed %d notes before the snapshot and %d in all (%d at its end): too few to tell anything", begun, len(written), ended)
+	}
+	all := append([]string{"first", "second"}, written...)
+	a.wantNotes("after the writes", all...)
+	a.add("after-snapshot")
+
 	c.ok("snapshot", "restore", slug, manual.ID, "--yes")
 	a = web()
-	a.wantNotes("after the restore", "first", "second")
+	// Every note acknowledged before the snapshot began is there, none acknowledged after it
+	// ended, and what is there is a prefix of what was written (one writer, one at a time).
+	got := a.notes()
+	n := len(got) - 2
+	if n < begun || n > ended+1 || !slices.Equal(got, all[:len(got)]) {
+		t.Fatalf("notes after restoring the snapshot taken under writes: %q\nwant the first %d..%d of %q", got, begun+2, ended+3, all)
+	}
+	t.Logf("notes of the writer: %d acknowledged before the snapshot began, %d by its end, %d in the restored database", begun, ended, n)
 	a.add("after-restore")
-	a.wantNotes("after an add on the restored database", "first", "second", "after-restore")
+	a.wantNotes("after an add on the restored database", append(slices.Clone(got), "after-restore")...)
+
+	// Undo the restore from its safety snapshot: the notes of that moment come back.
+	var safety string
+	for _, sn := range c.snapshots(slug) {
+		if sn.Type == "safety" && sn.Status == "ready" {
+			safety = sn.ID
+		}
+	}
+	if safety == "" {
+		t.Fatalf("no ready safety snapshot after the restore: %+v", c.snapshots(slug))
+	}
+	c.ok("snapshot", "restore", slug, safety, "--yes")
+	a = web()
+	a.wantNotes("after undoing the restore", append(slices.Clone(all), "after-snapshot")...)
 
 	c.ok("project", "rm", slug, "--yes")
 	assertNoDockerLeftovers(t, dcli, slug)
+}
+
+// writer adds notes w-1, w-2, ... one at a time until stopped, recording each the app
+// acknowledged (201), so the notes stored are a prefix of the ones it wrote; a failed request
+// ends it with an error.
+type writer struct {
+	mu   sync.Mutex
+	done []string
+	quit chan struct{}
+	end  chan error
+}
+
+func startWriter(a notesApp) *writer {
+	w := &writer{quit: make(chan struct{}), end: make(chan error, 1)}
+	go func() {
+		cl := http.Client{Timeout: 30 * time.Second}
+		for i := 1; ; {
+			select {
+			case <-w.quit:
+				w.end <- nil
+				return
+			default:
+			}
+			text := fmt.Sprintf("w-%d", i)
+			body, _ := json.Marshal(map[string]string{"text": text})
+			req, _ := http.NewRequest("POST", a.base+"/api/notes", bytes.NewReader(body))
+			req.Host = a.host
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := cl.Do(req)
+			if err != nil {
+				// Not retried: the note may be stored without its answer, and a retry would
+				// store it twice.
+				w.end <- fmt.Errorf("add %s: %w", text, err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				w.end <- fmt.Errorf("add %s: status %d", text, resp.StatusCode)
+				return
+			}
+			w.mu.Lock()
+			w.done = append(w.done, text)
+			w.mu.Unlock()
+			i++
+		}
+	}()
+	return w
+}
+
+// acked is how many notes the app has acknowledged so far.
+func (w *writer) acked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.done)
+}
+
+// stop ends the writer and returns the notes acknowledged, in order, and why it ended early.
+func (w *writer) stop() ([]string, error) {
+	close(w.quit)
+	err := <-w.end
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.done), err
 }

@@ -282,7 +282,35 @@ func DebianImageFor(ctx context.Context, cli *client.Client, img DebianImage, lo
 	if err := buildResult(res.Body); err != nil {
 		return "", fmt.Errorf("build %s: %w", ref, err)
 	}
+	// The builds this one replaces, children first (a rootfs with images on it stays).
+	removeStale(ctx, cli, img.Repo, ref)
+	removeStale(ctx, cli, "sailtui-debian-"+img.Rootfs.Name, img.Rootfs.Ref())
 	return ref, nil
+}
+
+// removeStale removes the images of repo but keep that carry LabelImageKey and are a day old:
+// every new key leaves the build before it behind (a few hundred MB each). Not forced, and
+// only a day old: another checkout's test run may be using an image of another key right
+// now, and the engine refuses to remove one a container or another image is made from.
+func removeStale(ctx context.Context, cli *client.Client, repo, keep string) {
+	imgs, err := cli.ImageList(ctx, client.ImageListOptions{Filters: client.Filters{}.Add("label", LabelImageKey)})
+	if err != nil {
+		return
+	}
+	for _, img := range imgs.Items {
+		if time.Since(time.Unix(img.Created, 0)) < 24*time.Hour || len(img.RepoTags) == 0 {
+			continue
+		}
+		ours := true
+		for _, tag := range img.RepoTags {
+			if tag == keep || !strings.HasPrefix(tag, repo+":") {
+				ours = false
+			}
+		}
+		if ours {
+			_, _ = cli.ImageRemove(ctx, img.ID, client.ImageRemoveOptions{PruneChildren: true})
+		}
+	}
 }
 
 // LabelUserPrefix labels a rootfs image with each user of its /etc/passwd: the label
@@ -355,7 +383,7 @@ func debianRootfsImage(ctx context.Context, cli *client.Client, r DebianRootfs, 
 	if err != nil {
 		return nil, err
 	}
-	changes := []string{}
+	changes := []string{"LABEL " + LabelImageKey + "=" + r.key()}
 	for _, name := range slices.Sorted(maps.Keys(users)) {
 		changes = append(changes, "LABEL "+LabelUserPrefix+name+"="+users[name])
 	}

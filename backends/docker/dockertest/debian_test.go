@@ -37,7 +37,8 @@ print(cur.fetchone() if cur.description else "done")
 // both variants: an empty data volume is initialised from POSTGRES_USER, POSTGRES_PASSWORD and
 // POSTGRES_DB, the server runs as postgres and takes the password over the network (not another),
 // and a second container on the same volume just starts (a changed POSTGRES_PASSWORD does not
-// re-initialise it), with the data the first wrote. The app image's psycopg2 is the client.
+// re-initialise it), with the data the first wrote; without POSTGRES_PASSWORD the first start
+// is refused, naming it. The app image's psycopg2 is the client.
 func TestDebianPostgres(t *testing.T) {
 	cli := Client(t)
 	app := DebianImageT(t, cli, AppImage)
@@ -86,6 +87,11 @@ func TestDebianPostgres(t *testing.T) {
 					"postgresql://notes:"+password+"@db:5432/notesdb", sql)
 			}
 
+			// As upstream: no password, no database (the image's own empty data directory).
+			if code, out := runConfig(t, cli, &container.Config{Image: ref, Labels: labels, Env: []string{"POSTGRES_USER=notes"}}, nw.ID); code != 1 || !strings.Contains(out, "POSTGRES_PASSWORD is not set") {
+				t.Fatalf("a first start without POSTGRES_PASSWORD: exit %d\n%s, want refused naming it", code, out)
+			}
+
 			server("pg1-"+tok, "first")
 			if code, out := ask("first", "SELECT current_user, current_database(), current_setting('listen_addresses')"); code != 0 || !strings.Contains(out, "('notes', 'notesdb', '*')") {
 				t.Fatalf("the first start did not make user notes with database notesdb: exit %d\n%s", code, out)
@@ -123,13 +129,20 @@ func TestDebianPostgres(t *testing.T) {
 // output; the container is removed.
 func runOnce(t *testing.T, cli *client.Client, img, nw string, labels map[string]string, argv ...string) (int64, string) {
 	t.Helper()
+	return runConfig(t, cli, &container.Config{Image: img, User: "1000:1000", Labels: labels, Entrypoint: argv}, nw)
+}
+
+// runConfig runs a container of cfg on network nw to its end and returns its exit code and
+// output; the container is removed.
+func runConfig(t *testing.T, cli *client.Client, cfg *container.Config, nw string) (int64, string) {
+	t.Helper()
 	ctx := context.Background()
 	res, err := cli.ContainerCreate(ctx, client.ContainerCreateOptions{
-		Config:           &container.Config{Image: img, User: "1000:1000", Labels: labels, Entrypoint: argv},
+		Config:           cfg,
 		NetworkingConfig: &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{nw: {}}},
 	})
 	if err != nil {
-		t.Fatalf("create a container of %s: %v", img, err)
+		t.Fatalf("create a container of %s: %v", cfg.Image, err)
 	}
 	defer func() { _, _ = cli.ContainerRemove(ctx, res.ID, client.ContainerRemoveOptions{Force: true}) }()
 	if _, err := cli.ContainerStart(ctx, res.ID, client.ContainerStartOptions{}); err != nil {
