@@ -193,6 +193,7 @@ bench: tools k9s
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/
+	$(GO) test -run '^$$' -bench '^BenchmarkDockerNotes$$' -benchtime 5x -timeout 30m ./cmd/sailtui/
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes(Node)?$$' -benchtime 5x -timeout 30m ./backends/kubernetes/
 
 ## lint also checks that each copy under ui/third_party is its release (the version go.mod

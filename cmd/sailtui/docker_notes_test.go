@@ -28,7 +28,7 @@ import (
 // exampleNotes copies testdata/example-notes into a temporary directory with the database's
 // image set to pg (the keyed reference, so another checkout moving sailtui-postgres:15 to a
 // build of its own changes nothing here).
-func exampleNotes(t *testing.T, pg string) string {
+func exampleNotes(t testing.TB, pg string) string {
 	t.Helper()
 	src := filepath.Join("..", "..", "testdata", "example-notes")
 	dst := t.TempDir()
@@ -61,7 +61,7 @@ func exampleNotes(t *testing.T, pg string) string {
 // notesApp talks to the example as a browser does: everything through web's URL, with Host
 // set when the URL is the router's.
 type notesApp struct {
-	t    *testing.T
+	t    testing.TB
 	base string // http://host:port
 	host string // the Host header; "" for base's own
 }
@@ -127,7 +127,7 @@ func (a notesApp) wantNotes(when string, want ...string) {
 // startRouter runs the router of docker mode for a test: Traefik (make tools builds it) in a
 // container of its FROM scratch image, named after the test's token (its cleanup removes it,
 // before the project networks it was connected to), :80 on a loopback port the engine picks.
-func startRouter(t *testing.T, dcli *client.Client, tok string) (name string, port int) {
+func startRouter(t testing.TB, dcli *client.Client, tok string) (name string, port int) {
 	t.Helper()
 	bin, err := dockertest.TraefikBinary()
 	if err != nil {
@@ -149,6 +149,52 @@ func startRouter(t *testing.T, dcli *client.Client, tok string) (name string, po
 	return name, port
 }
 
+// notesProject is a docker-mode cli with a router of its own (SAILTUI_TRAEFIK_CONTAINER),
+// DEVSERVER_IMAGE the Debian app image, and the example project created (not started) as slug;
+// the app is reached only through the router.
+func notesProject(tb testing.TB) (c *cli, dcli *client.Client, slug string, a notesApp) {
+	tb.Helper()
+	slug = "notes-" + randSuffix(tb)
+	c, dcli = dockerCLI(tb, slug)
+	_, tok := dockerPrefix(tb, c)
+	router, port := startRouter(tb, dcli, tok)
+	app := dockertest.DebianImageT(tb, dcli, dockertest.AppImage)
+	pg := dockertest.DebianImageT(tb, dcli, dockertest.PostgresImage)
+	for i, kv := range c.env {
+		if strings.HasPrefix(kv, "DEVSERVER_IMAGE=") {
+			c.env[i] = "DEVSERVER_IMAGE=" + app
+		}
+	}
+	c.env = append(c.env, "SAILTUI_TRAEFIK_CONTAINER="+router, "APP_DOMAIN=localhost")
+	c.ok("project", "create", slug, "--from", exampleNotes(tb, pg))
+	return c, dcli, slug, notesApp{t: tb, base: fmt.Sprintf("http://127.0.0.1:%d", port), host: slug + "-web.localhost"}
+}
+
+// waitPath waits (30 s) for a 200 answer to GET path through the router, which learns of a
+// started container from the engine's events, a moment after the start, and returns its body.
+func (a notesApp) waitPath(path string) string {
+	a.t.Helper()
+	cl := http.Client{Timeout: 5 * time.Second}
+	last := ""
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		req, _ := http.NewRequest("GET", a.base+path, nil)
+		req.Host = a.host
+		resp, err := cl.Do(req)
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return string(b)
+		}
+		last = fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
+	a.t.Fatalf("GET %s through the router (Host %s) never answered 200: %s", path, a.host, last)
+	return ""
+}
+
 // TestDockerNotesEndToEnd is issue 34's docker path, through the router as a user would go:
 // the example project created from its directory starts (the command returns once web, api
 // and db answer), notes added through http://<slug>-web.localhost (Traefik, which sailtui
@@ -158,38 +204,15 @@ func startRouter(t *testing.T, dcli *client.Client, tok string) (name string, po
 // from its safety snapshot, and `project rm` leaves nothing.
 func TestDockerNotesEndToEnd(t *testing.T) {
 	t.Parallel()
-	slug := "notes-" + randSuffix(t)
-	c, dcli := dockerCLI(t, slug)
-	_, tok := dockerPrefix(t, c)
-	router, port := startRouter(t, dcli, tok)
-	app := dockertest.DebianImageT(t, dcli, dockertest.AppImage)
-	pg := dockertest.DebianImageT(t, dcli, dockertest.PostgresImage)
-	for i, kv := range c.env {
-		if strings.HasPrefix(kv, "DEVSERVER_IMAGE=") {
-			c.env[i] = "DEVSERVER_IMAGE=" + app
-		}
-	}
-	c.env = append(c.env, "SAILTUI_TRAEFIK_CONTAINER="+router, "APP_DOMAIN=localhost")
-
-	c.ok("project", "create", slug, "--from", exampleNotes(t, pg))
+	c, dcli, slug, a := notesProject(t)
 	c.ok("project", "start", slug)
-	host := slug + "-web.localhost"
-	if u := c.dockerContainers(slug)["web"].URL; u != "http://"+host+"/" {
-		t.Fatalf("web's URL %q, want the router's http://%s/", u, host)
+	if u := c.dockerContainers(slug)["web"].URL; u != "http://"+a.host+"/" {
+		t.Fatalf("web's URL %q, want the router's http://%s/", u, a.host)
 	}
-	a := notesApp{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), host: host}
-	// The router learns a started container from the engine's events: a moment after start.
 	web := func() notesApp {
 		t.Helper()
-		var code int
-		var b []byte
-		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-			if code, b = a.do("GET", "/", nil); code == http.StatusOK {
-				break
-			}
-		}
-		if code != http.StatusOK || !strings.Contains(string(b), "<h1>Notes</h1>") {
-			t.Fatalf("web's page through the router (Host %s): %d %s", host, code, b)
+		if page := a.waitPath("/"); !strings.Contains(page, "<h1>Notes</h1>") {
+			t.Fatalf("web's page through the router (Host %s): %s", a.host, page)
 		}
 		return a
 	}
@@ -198,9 +221,6 @@ func TestDockerNotesEndToEnd(t *testing.T) {
 	db := notesApp{t: t, base: a.base, host: slug + "-db.localhost"}
 	if code, b := db.do("GET", "/", nil); code != http.StatusNotFound {
 		t.Errorf("the router for %s: %d %s, want 404 (a service has no route)", db.host, code, b)
-	}
-	if code, b := a.do("GET", "/", nil); code != http.StatusOK || !strings.Contains(string(b), "<h1>Notes</h1>") {
-		t.Fatalf("web's page: %d %s", code, b)
 	}
 	a.wantNotes("of a new project")
 	a.add("first")
@@ -328,4 +348,38 @@ func (w *writer) stop() ([]string, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return slices.Clone(w.done), err
+}
+
+// BenchmarkDockerNotes (make bench; issue 34): the time from `project start` (after a stop) and
+// from `project wake` (after a hibernation) to the example's first 200 of /api/notes through
+// the router, which needs web, api and the database: the median of b.N rounds (-benchtime 5x).
+func BenchmarkDockerNotes(b *testing.B) {
+	c, _, slug, a := notesProject(b)
+	c.ok("project", "start", slug)
+	a.waitPath("/api/notes")
+	a.add("kept")
+	var starts, wakes []time.Duration
+	for i := 0; i < b.N; i++ {
+		c.ok("project", "stop", slug)
+		t0 := time.Now()
+		c.ok("project", "start", slug)
+		a.waitPath("/api/notes")
+		starts = append(starts, time.Since(t0))
+
+		c.ok("project", "hibernate", slug)
+		t0 = time.Now()
+		c.ok("project", "wake", slug)
+		a.waitPath("/api/notes")
+		wakes = append(wakes, time.Since(t0))
+	}
+	a.wantNotes("after the rounds", "kept")
+	median := func(ds []time.Duration) time.Duration {
+		s := slices.Clone(ds)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	b.ReportMetric(median(starts).Seconds(), "s-start-to-200")
+	b.ReportMetric(median(wakes).Seconds(), "s-wake-to-200")
+	b.Logf("start to 200: %v (median %v); wake to 200: %v (median %v)", starts, median(starts), wakes, median(wakes))
+	c.ok("project", "rm", slug, "--yes")
 }
