@@ -170,6 +170,20 @@ func notesProject(tb testing.TB) (c *cli, dcli *client.Client, slug string, a no
 	return c, dcli, slug, notesApp{t: tb, base: fmt.Sprintf("http://127.0.0.1:%d", port), host: slug + "-web.localhost"}
 }
 
+// dbImage is the image of the example's db as containers ls lists it.
+func (c *cli) dbImage(slug string) string {
+	c.t.Helper()
+	var cs []jsonServiceContainer
+	c.json(&cs, "containers", "ls", slug)
+	for _, x := range cs {
+		if x.Name == "db" {
+			return x.Image
+		}
+	}
+	c.t.Fatalf("containers ls %s has no db: %+v", slug, cs)
+	return ""
+}
+
 // waitPath waits (30 s) for a 200 answer to GET path through the router, which learns of a
 // started container from the engine's events, a moment after the start, and returns its body.
 func (a notesApp) waitPath(path string) string {
@@ -217,6 +231,20 @@ func TestDockerNotesEndToEnd(t *testing.T) {
 		return a
 	}
 	web()
+	// What a person reads first (issue 34, item 6): web's URL is the router's, db's image and
+	// volume, what each connection gives.
+	prefix, _ := dockerPrefix(t, c)
+	desc := c.ok("project", "describe", slug)
+	for _, want := range []string{
+		"web (primary): app in web, running, http://" + a.host + "/\n",
+		"db: service " + c.dbImage(slug) + ", data at /var/lib/postgresql/data (volume " + prefix + "-" + slug + "-db), running\n",
+		"web → api (API_URL)\n",
+		"api → db (DATABASE_URL)\n",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("project describe lacks %q:\n%s", want, desc)
+		}
+	}
 	// Services are never routed: the router serves nothing for db's name.
 	db := notesApp{t: t, base: a.base, host: slug + "-db.localhost"}
 	if code, b := db.do("GET", "/", nil); code != http.StatusNotFound {
