@@ -377,7 +377,13 @@ func debianRootfsImage(ctx context.Context, cli *client.Client, r DebianRootfs, 
 		if len(tail) > 4000 {
 			tail = tail[len(tail)-4000:]
 		}
-		return nil, fmt.Errorf("mmdebstrap for the %s rootfs: %w\n%s", r.Name, err, tail)
+		hint := ""
+		if os.Geteuid() != 0 {
+			// Checked on these machines as root only: not root, mmdebstrap takes its unshare
+			// mode, which needs a subordinate id range (/etc/subuid) these machines lack.
+			hint = "\n(not root: mmdebstrap needs a range in /etc/subuid and /etc/subgid for its unshare mode; or build as root: sudo make images)"
+		}
+		return nil, fmt.Errorf("mmdebstrap for the %s rootfs: %w\n%s%s", r.Name, err, tail, hint)
 	}
 	users, err := tarUsers(out)
 	if err != nil {
