@@ -411,3 +411,51 @@ func BenchmarkDockerNotes(b *testing.B) {
 	b.Logf("start to 200: %v (median %v); wake to 200: %v (median %v)", starts, median(starts), wakes, median(wakes))
 	c.ok("project", "rm", slug, "--yes")
 }
+
+// TestDockerNotesDatabaseDown: when the example's database cannot start (no POSTGRES_PASSWORD
+// for its first start, which the image refuses as upstream's does), `project start` fails
+// naming db and why (its last log lines), and api and web, which depend on it through their
+// connections, are not started, each saying so.
+func TestDockerNotesDatabaseDown(t *testing.T) {
+	t.Parallel()
+	slug := "nodb-" + randSuffix(t)
+	c, dcli := dockerCLI(t, slug)
+	app := dockertest.DebianImageT(t, dcli, dockertest.AppImage)
+	pg := dockertest.DebianImageT(t, dcli, dockertest.PostgresImage)
+	for i, kv := range c.env {
+		if strings.HasPrefix(kv, "DEVSERVER_IMAGE=") {
+			c.env[i] = "DEVSERVER_IMAGE=" + app
+		}
+	}
+	src := exampleNotes(t, pg)
+	cfg := filepath.Join(src, ".tesslate", "config.json")
+	b, err := os.ReadFile(cfg)
+	must(t, err)
+	if !bytes.Contains(b, []byte(`"POSTGRES_PASSWORD": "notes-dev", `)) {
+		t.Fatalf("%s no longer sets POSTGRES_PASSWORD as this test expects:\n%s", cfg, b)
+	}
+	must(t, os.WriteFile(cfg, bytes.Replace(b, []byte(`"POSTGRES_PASSWORD": "notes-dev", `), nil, 1), 0o644))
+	c.ok("project", "create", slug, "--from", src)
+
+	r := c.run("project", "start", slug)
+	if r.code != 1 {
+		t.Fatalf("start with a database that cannot start: %+v, want exit 1", r)
+	}
+	for _, want := range []string{
+		"start " + slug + "/db: it exited at once with code 1",
+		"POSTGRES_PASSWORD is not set",
+		"start " + slug + "/api: not started: it depends on db",
+		"start " + slug + "/web: not started: it depends on api",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("project start's error does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	for name, x := range c.dockerContainers(slug) {
+		if name != "db" && x.Status == "running" {
+			t.Errorf("%s runs although the database it depends on is down: %+v", name, x)
+		}
+	}
+	c.ok("project", "rm", slug, "--yes")
+	assertNoDockerLeftovers(t, dcli, slug)
+}
