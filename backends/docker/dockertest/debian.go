@@ -45,8 +45,8 @@ const DebianSuite = "bookworm"
 // LabelImageKey carries an image's content key, besides its tag.
 const LabelImageKey = "sailtui.image.key"
 
-// debianRecipe names what goes into a Debian root filesystem. A change of any field or of
-// debianRecipeVersion gives a new key, so a new rootfs.
+// debianRecipeVersion is part of every rootfs key: raising it rebuilds every rootfs when what
+// makes one changes outside the DebianRootfs fields and mmdebstrapOptions (this file's code).
 const debianRecipeVersion = "1"
 
 // DebianRootfs is a Debian root filesystem made by mmdebstrap (variant minbase: the essential
