@@ -21,11 +21,12 @@ GOTEST       := $(GO) test -count=1
 # containerd, runc and containernetworking-plugins run the real Kubernetes node's pods (a
 # containerd of its own, never the system's); iptables and nftables: its FORWARD rule and
 # kube-proxy's table, both removed when it stops. patch (GNU patch) applies the .patch files of
-# the copies under ui/third_party for vendorcheck (make lint, make check-upstream).
-APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch
+# the copies under ui/third_party for vendorcheck (make lint, make check-upstream). mmdebstrap
+# makes the images of Debian's packages (make images: PostgreSQL, the example's app image).
+APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch mmdebstrap
 
-.PHONY: cluster cluster-down node-tool k9s
-.PHONY: image
+.PHONY: cluster cluster-down node-tool k9s router router-down
+.PHONY: image images
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint check-upstream fmt deps tools clean
 
@@ -44,6 +45,14 @@ run: build
 DEVSERVER_IMAGE ?= tesslate-devserver:latest
 image: deps
 	$(GO) run ./backends/docker/dockertest/mkimage --tag $(DEVSERVER_IMAGE)
+
+## images: the images made of Debian's packages by mmdebstrap from this machine's apt sources
+## (issue 34): sailtui-postgres:15 (starts as root, as the official image), sailtui-postgres-nonroot:15
+## (runs as postgres from the start, as bitnami's) and sailtui-app:latest (python3, psycopg2,
+## node, tmux: DEVSERVER_IMAGE of the three-tier example). Cached by a content key (the tag
+## beside the name); a few minutes each the first time, seconds after.
+images: deps
+	$(GO) run ./backends/docker/dockertest/mkimage --debian
 
 ## deps: Debian packages the tests use, installed only when missing.
 deps:
@@ -75,12 +84,20 @@ COREDNS_TOOLS   := backends/kubernetes/coredns/tools
 COREDNS_VERSION := v1.15.0
 COREDNS         := $(TOOLS)/coredns-$(COREDNS_VERSION)
 
+# Traefik, the router of docker mode (issue 34), from a tool module of its own: it needs
+# replace and exclude lines (forks the proxy serves under other paths) that must stay out of
+# go.mod, and `go install` refuses those. About 16 min cold on 2 cores under load (~180 MB); not
+# rebuilt while present. make router runs it in a FROM scratch image.
+TRAEFIK_TOOLS   := backends/docker/traefik/tools
+TRAEFIK_VERSION := v3.6.12
+TRAEFIK         := $(TOOLS)/traefik-$(TRAEFIK_VERSION)
+
 # k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
 # above): `make test` wraps the test run in it, `make cluster` starts it for a person.
 K8SNODE      := $(TOOLS)/k8snode
 NODE_DIR     ?= /tmp/sailtui-node
 
-tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) node-tool
+tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) $(TRAEFIK) node-tool
 ## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
 node-tool:
 	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
@@ -88,6 +105,8 @@ $(K8S_BINS):
 	$(GO) -C $(K8S_TOOLS) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./$(notdir $@)
 $(COREDNS):
 	$(GO) -C $(COREDNS_TOOLS) build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$(COREDNS_VERSION)" -o $@ .
+$(TRAEFIK):
+	$(GO) -C $(TRAEFIK_TOOLS) build -trimpath -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION)" -o $@ github.com/traefik/traefik/v3/cmd/traefik
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):
@@ -135,6 +154,17 @@ cluster: deps tools
 	@$(K8SNODE) up --dir $(NODE_DIR)
 cluster-down: node-tool
 	$(K8SNODE) down --dir $(NODE_DIR)
+## router: Traefik for docker mode, for a person (idempotent): a container named ROUTER_NAME
+## of a FROM scratch image of $(TRAEFIK), on the docker provider (only containers labelled
+## com.tesslate.routable=true), :80 published on 127.0.0.1:ROUTER_PORT (80: the URLs sailtui
+## shows open as shown). Its last lines are the exports sailtui needs and the address to open.
+## router-down removes it.
+ROUTER_NAME ?= sailtui-router
+ROUTER_PORT ?= 80
+router: $(TRAEFIK)
+	@$(GO) run ./backends/docker/dockertest/mkrouter up --name $(ROUTER_NAME) --port $(ROUTER_PORT) --traefik $(TRAEFIK)
+router-down:
+	@$(GO) run ./backends/docker/dockertest/mkrouter down --name $(ROUTER_NAME)
 test-docker: deps
 	$(GOTEST) -race ./backends/docker/... ./engine/hostfs/...
 test-s3: tools
@@ -163,6 +193,7 @@ bench: tools k9s
 	$(GO) test -run '^$$' -bench 'IdleSelection|Claims' -benchtime 3s -timeout 10m ./backends/postgres/
 	$(GO) test -run '^$$' -bench 'S3Sandwich' -benchtime 1x -timeout 30m ./backends/s3/
 	$(GO) test -run '^$$' -bench '^BenchmarkDocker$$' -benchtime 3x -timeout 30m ./cmd/sailtui/
+	$(GO) test -run '^$$' -bench '^BenchmarkDockerNotes$$' -benchtime 5x -timeout 30m ./cmd/sailtui/
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GO) test -run '^$$' -bench '^BenchmarkKubernetes(Node)?$$' -benchtime 5x -timeout 30m ./backends/kubernetes/
 
 ## lint also checks that each copy under ui/third_party is its release (the version go.mod

@@ -29,7 +29,7 @@ import (
 // back, names that collide.
 
 // dockerPrefix is the network prefix dockerCLI gave c, and the test token inside it.
-func dockerPrefix(t *testing.T, c *cli) (prefix, tok string) {
+func dockerPrefix(t testing.TB, c *cli) (prefix, tok string) {
 	t.Helper()
 	for _, kv := range c.env {
 		if v, ok := strings.CutPrefix(kv, "SAILTUI_DOCKER_NETWORK_PREFIX="); ok {

@@ -27,7 +27,7 @@ type jsonDockerContainer struct {
 
 // dockerCLI is a cli in docker mode on the test image, whose networks carry a prefix of the
 // test's own; every container and network of the slugs it is given is removed at the end.
-func dockerCLI(t *testing.T, slugs ...string) (*cli, *client.Client) {
+func dockerCLI(t testing.TB, slugs ...string) (*cli, *client.Client) {
 	t.Helper()
 	dcli := dockertest.Client(t)
 	img := dockertest.Image(t, dcli)
@@ -89,7 +89,7 @@ func (c *cli) assertDockerUp(slug, when string) {
 
 // composePS lists the project with docker-compose from the generated compose file and returns
 // the names of the containers it shows as up.
-func composePS(t *testing.T, state, slug string) []string {
+func composePS(t testing.TB, state, slug string) []string {
 	t.Helper()
 	compose, err := exec.LookPath("docker-compose")
 	if err != nil {
@@ -309,7 +309,7 @@ func TestDockerVolumesSetting(t *testing.T) {
 	}
 }
 
-func randSuffix(t *testing.T) string {
+func randSuffix(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {

@@ -55,7 +55,7 @@ func summaries(t *testing.T, stdout string) []headlessSummary {
 }
 
 // jsonLog parses stderr as slog JSON lines; anything else there fails the test.
-func jsonLog(t *testing.T, stderr string) []map[string]any {
+func jsonLog(t testing.TB, stderr string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {

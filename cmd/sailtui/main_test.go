@@ -46,12 +46,12 @@ func selfCommand() string {
 // cli runs sailtui commands against one state directory and stops every process it left running
 // when the test ends.
 type cli struct {
-	t     *testing.T
+	t     testing.TB
 	state string
 	env   []string
 }
 
-func newCLI(t *testing.T) *cli {
+func newCLI(t testing.TB) *cli {
 	t.Helper()
 	c := &cli{t: t, state: t.TempDir()}
 	t.Cleanup(func() { stopEverything(t, c.state) })
@@ -152,7 +152,7 @@ func (c *cli) json(v any, args ...string) {
 }
 
 // stopEverything stops the containers of every project in a state dir: tests leave no process.
-func stopEverything(t *testing.T, state string) {
+func stopEverything(t testing.TB, state string) {
 	cfg := testDefaults()
 	cfg.StateDir = state
 	p, err := openEngine(context.Background(), cfg, slog.New(slog.DiscardHandler))
@@ -213,7 +213,7 @@ func openConfig(t *testing.T, cfg config, owner string, tweaks ...func(*engine.C
 }
 
 // waitHTTP polls url until it answers 200 with a body containing want.
-func waitHTTP(t *testing.T, url, want string) {
+func waitHTTP(t testing.TB, url, want string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	var last string

@@ -4,6 +4,11 @@
 // need), and this machine's tmux and wget (an HTTP client that works, unlike busybox's), so
 // nothing is pulled. It is tagged with --tag as well as with
 // its content hash.
+//
+// With --debian it builds the images made of Debian's packages instead (`make images`, issue
+// 34): sailtui-postgres:15 (root-starting, like the official image), sailtui-postgres-nonroot:15
+// (like bitnami's) and sailtui-app:latest (python3, psycopg2, node, tmux: the example project's
+// DEVSERVER_IMAGE), each also tagged with its content key and rebuilt only when that changes.
 package main
 
 import (
@@ -22,10 +27,15 @@ import (
 
 func main() {
 	tag := flag.String("tag", docker.DefaultImage, "tag to give the image (what DEVSERVER_IMAGE names)")
+	debian := flag.Bool("debian", false, "build the images made of Debian's packages (mmdebstrap) instead")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *tag); err != nil {
+	do := func() error { return run(ctx, *tag) }
+	if *debian {
+		do = func() error { return runDebian(ctx) }
+	}
+	if err := do(); err != nil {
 		fmt.Fprintln(os.Stderr, "mkimage:", err)
 		os.Exit(1)
 	}
@@ -53,5 +63,28 @@ func run(ctx context.Context, tag string) error {
 		return fmt.Errorf("tag %s as %s: %w", ref, tag, err)
 	}
 	fmt.Printf("built %s, tagged %s: export DEVSERVER_IMAGE=%s\n", ref, tag, tag)
+	return nil
+}
+
+func runDebian(ctx context.Context) error {
+	cli, err := client.New(client.FromEnv)
+	if err != nil {
+		return fmt.Errorf("docker client: %w", err)
+	}
+	defer cli.Close()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	for _, img := range dockertest.DebianImages {
+		start := time.Now()
+		ref, err := dockertest.DebianImageFor(ctx, cli, img, os.Stderr)
+		if err != nil {
+			return err
+		}
+		ins, err := cli.ImageInspect(ctx, ref)
+		if err != nil {
+			return fmt.Errorf("inspect %s: %w", ref, err)
+		}
+		fmt.Printf("%s:%s = %s (%d MB, %s)\n", img.Repo, img.Tag, ref, ins.Size>>20, time.Since(start).Round(time.Second))
+	}
 	return nil
 }
