@@ -60,6 +60,11 @@ func RouterArgs() []string {
 		"--providers.docker.exposedbydefault=false",
 		"--providers.docker.constraints=Label(`com.tesslate.routable`,`true`)",
 		"--entrypoints.web.address=:80",
+		// Request counters per service on an entry point of their own (a /metrics on :80
+		// would shadow every app's): SAILTUI_ROUTER_METRICS_URL, traffic as activity.
+		"--entrypoints.metrics.address=:8082",
+		"--metrics.prometheus=true",
+		"--metrics.prometheus.entrypoint=metrics",
 		"--ping=true",
 		"--ping.entrypoint=web",
 		"--log.level=INFO",
@@ -196,6 +201,7 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 	labels := map[string]string{RouterLabel: spec.Image}
 	maps.Copy(labels, spec.Labels)
 	port, _ := network.ParsePort("80/tcp")
+	metrics, _ := network.ParsePort("8082/tcp")
 	hostPort := ""
 	if spec.Port > 0 {
 		hostPort = strconv.Itoa(spec.Port)
@@ -209,14 +215,14 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 		Config: &container.Config{
 			Image:        spec.Image,
 			Cmd:          RouterArgs(),
-			ExposedPorts: network.PortSet{port: {}},
+			ExposedPorts: network.PortSet{port: {}, metrics: {}},
 			Labels:       labels,
 		},
 		HostConfig: &container.HostConfig{
 			// The docker provider reads the engine's containers and events; read-only is
 			// all it needs of the socket's file (the API itself is not made read-only).
 			Mounts:        []mount.Mount{{Type: mount.TypeBind, Source: "/var/run/docker.sock", Target: "/var/run/docker.sock", ReadOnly: true}},
-			PortBindings:  network.PortMap{port: {{HostIP: hostIP, HostPort: hostPort}}},
+			PortBindings:  network.PortMap{port: {{HostIP: hostIP, HostPort: hostPort}}, metrics: {{HostIP: hostIP}}},
 			RestartPolicy: restart,
 		},
 	})
@@ -232,13 +238,22 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 
 // routerPort is the host port the router's :80 is published on.
 func routerPort(ctx context.Context, cli *client.Client, name string) (int, error) {
+	return publishedPort(ctx, cli, name, 80)
+}
+
+// RouterMetricsPort is the host port the router's metrics entry point (:8082) is published on.
+func RouterMetricsPort(ctx context.Context, cli *client.Client, name string) (int, error) {
+	return publishedPort(ctx, cli, name, 8082)
+}
+
+func publishedPort(ctx context.Context, cli *client.Client, name string, want uint16) (int, error) {
 	ins, err := cli.ContainerInspect(ctx, name, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("inspect the router %s: %w", name, err)
 	}
 	if ns := ins.Container.NetworkSettings; ns != nil {
 		for p, bs := range ns.Ports {
-			if p.Num() != 80 {
+			if p.Num() != want {
 				continue
 			}
 			for _, b := range bs {
@@ -248,5 +263,5 @@ func routerPort(ctx context.Context, cli *client.Client, name string) (int, erro
 			}
 		}
 	}
-	return 0, fmt.Errorf("the router %s has no published port for :80", name)
+	return 0, fmt.Errorf("the router %s has no published port for :%d", name, want)
 }

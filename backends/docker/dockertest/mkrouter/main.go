@@ -85,6 +85,10 @@ func up(ctx context.Context, name, host string, port int, domain, bin string) er
 	fmt.Println("export DEPLOYMENT_MODE=docker")
 	fmt.Printf("export SAILTUI_TRAEFIK_CONTAINER=%s\n", name)
 	fmt.Printf("export APP_DOMAIN=%s\n", domain)
+	if mp, err := dockertest.RouterMetricsPort(ctx, cli, name); err == nil {
+		// Requests through the router are activity: the sweep reads its counters here.
+		fmt.Printf("export SAILTUI_ROUTER_METRICS_URL=http://%s:%d/metrics\n", host, mp)
+	}
 	fmt.Printf("open http://<slug>-<container>.%s%s/\n", domain, addr)
 	return nil
 }
