@@ -19,7 +19,12 @@ import (
 // startWaker runs `sailtui waker` on the CLI's state and returns its address.
 func startWaker(t *testing.T, c *cli, domain string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "waker", "--listen", "127.0.0.1:0", "--domain", domain)
+	return startWakerOn(t, c, "127.0.0.1:0", domain)
+}
+
+func startWakerOn(t *testing.T, c *cli, listen, domain string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "waker", "--listen", listen, "--domain", domain)
 	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1"), c.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

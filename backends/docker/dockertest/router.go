@@ -164,6 +164,38 @@ type RouterSpec struct {
 	Labels map[string]string
 	// Restart brings it back after a daemon restart (make router), as sailtui's containers.
 	Restart bool
+	// Waker, when set, is where the router sends every host nothing else serves (a
+	// catch-all of the lowest priority): `sailtui waker`, as the router's container reaches it
+	// (host.docker.internal is the host). ConfigDir is the host directory its file-provider
+	// configuration is written to and mounted from.
+	Waker, ConfigDir string
+}
+
+// routerArgs are RouterArgs with, for a waker, the file provider of its catch-all.
+func routerArgs(spec RouterSpec) []string {
+	args := RouterArgs()
+	if spec.Waker != "" {
+		args = append(args, "--providers.file.directory=/etc/sailtui-router", "--providers.file.watch=false")
+	}
+	return args
+}
+
+// wakerConfig is the catch-all: every host, priority 1, so any route of a running container
+// (a longer rule, a higher priority) wins over it.
+func wakerConfig(url string) string {
+	return fmt.Sprintf(`http:
+  routers:
+    sailtui-waker:
+      rule: "HostRegexp(%[2]s.+%[2]s)"
+      priority: 1
+      entryPoints: [web]
+      service: sailtui-waker
+  services:
+    sailtui-waker:
+      loadBalancer:
+        passHostHeader: true
+        servers: [{url: %[1]q}]
+`, url, "`")
 }
 
 // RouterLabel marks a router container with the image it runs, so a second `make router`
@@ -184,7 +216,7 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 	ins, err := cli.ContainerInspect(ctx, spec.Name, client.ContainerInspectOptions{})
 	switch {
 	case err == nil && ins.Container.Config != nil && ins.Container.Config.Labels[RouterLabel] == spec.Image &&
-		slices.Equal(ins.Container.Config.Cmd, RouterArgs()):
+		slices.Equal(ins.Container.Config.Cmd, routerArgs(spec)):
 		if ins.Container.State == nil || !ins.Container.State.Running {
 			if _, err := cli.ContainerStart(ctx, spec.Name, client.ContainerStartOptions{}); err != nil {
 				return 0, fmt.Errorf("start the router %s: %w", spec.Name, err)
@@ -206,6 +238,21 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 	if spec.Port > 0 {
 		hostPort = strconv.Itoa(spec.Port)
 	}
+	mounts := []mount.Mount{{Type: mount.TypeBind, Source: "/var/run/docker.sock", Target: "/var/run/docker.sock", ReadOnly: true}}
+	var extraHosts []string
+	if spec.Waker != "" {
+		if spec.ConfigDir == "" {
+			return 0, fmt.Errorf("router %s: a waker needs a ConfigDir for its configuration", spec.Name)
+		}
+		if err := os.MkdirAll(spec.ConfigDir, 0o755); err != nil {
+			return 0, fmt.Errorf("router %s: %w", spec.Name, err)
+		}
+		if err := os.WriteFile(filepath.Join(spec.ConfigDir, "waker.yml"), []byte(wakerConfig(spec.Waker)), 0o644); err != nil {
+			return 0, fmt.Errorf("router %s: %w", spec.Name, err)
+		}
+		mounts = append(mounts, mount.Mount{Type: mount.TypeBind, Source: spec.ConfigDir, Target: "/etc/sailtui-router", ReadOnly: true})
+		extraHosts = []string{"host.docker.internal:host-gateway"}
+	}
 	restart := container.RestartPolicy{}
 	if spec.Restart {
 		restart.Name = container.RestartPolicyUnlessStopped
@@ -214,14 +261,15 @@ func StartRouter(ctx context.Context, cli *client.Client, spec RouterSpec) (int,
 		Name: spec.Name,
 		Config: &container.Config{
 			Image:        spec.Image,
-			Cmd:          RouterArgs(),
+			Cmd:          routerArgs(spec),
 			ExposedPorts: network.PortSet{port: {}, metrics: {}},
 			Labels:       labels,
 		},
 		HostConfig: &container.HostConfig{
 			// The docker provider reads the engine's containers and events; read-only is
 			// all it needs of the socket's file (the API itself is not made read-only).
-			Mounts:        []mount.Mount{{Type: mount.TypeBind, Source: "/var/run/docker.sock", Target: "/var/run/docker.sock", ReadOnly: true}},
+			Mounts:        mounts,
+			ExtraHosts:    extraHosts,
 			PortBindings:  network.PortMap{port: {{HostIP: hostIP, HostPort: hostPort}}, metrics: {{HostIP: hostIP}}},
 			RestartPolicy: restart,
 		},

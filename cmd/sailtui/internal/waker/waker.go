@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -101,7 +102,9 @@ func (w *Waker) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		if !errors.Is(err, engine.ErrNotFound) {
 			w.opt.Logger.Warn("waker: find the project of a host", "err", err)
 		}
-		http.Error(rw, notFound, http.StatusNotFound)
+		rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		rw.WriteHeader(http.StatusNotFound)
+		_, _ = io.WriteString(rw, notFound)
 		return
 	}
 	switch p.Status {
