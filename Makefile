@@ -121,7 +121,11 @@ $(K9S):
 ## time it takes. Its long tests on real parts mostly wait (containers, pods, HTTP), so up to
 ## TEST_PARALLEL of those marked parallel run at once rather than GOMAXPROCS (2 here).
 TEST_PARALLEL ?= 4
-test: deps tools lint
+test: deps
+	@# The tools and the Debian images side by side: on a fresh machine most of the set-up is
+	@# compiling the tools while apt fetches the images' packages.
+	$(MAKE) --no-print-directory -j3 tools images
+	$(MAKE) --no-print-directory lint
 	$(GO) -C $(UV_PATCHED) test -count=1 .
 	$(GO) -C $(TEA_PATCHED) test -count=1 .
 	$(K8SNODE) run --dir $(NODE_DIR) -- $(GOTEST) -race -parallel $(TEST_PARALLEL) -timeout 50m ./cmd/sailtui/ ./...
