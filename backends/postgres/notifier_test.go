@@ -10,6 +10,7 @@ import (
 
 	"github.com/sailtui/sailtui/backends/postgres/pgtest"
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/notifiertest"
 )
 
 // process is what one sailtui process has: its own pool and its own notifier.
@@ -195,4 +196,20 @@ func TestNotifierPingsQuietConnection(t *testing.T) {
 	if _, ok := recv(t, ch, time.Second, bySlug("wake")); !ok {
 		t.Fatal("event not delivered after quiet waits")
 	}
+}
+
+// The Notifier contract, across two processes' notifiers on one database.
+func TestNotifierContract(t *testing.T) {
+	dsn := pgtest.Start(t)
+	notifiertest.Run(t, func(t *testing.T) (engine.Notifier, engine.Notifier) {
+		open := func() *Notifier {
+			n, err := NewNotifier(t.Context(), openDSN(t, dsn).Pool())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = n.Close() })
+			return n
+		}
+		return open(), open()
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sailtui/sailtui/engine"
+	"github.com/sailtui/sailtui/engine/notifiertest"
 )
 
 // receiver records what a platform's endpoint is sent; answer picks each reply's status.
@@ -164,4 +165,20 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%q, %q) = %v; want %q", c.url, c.secret, err, c.want)
 		}
 	}
+}
+
+// The wrapper keeps the Notifier contract of what it wraps (here the in-process Bus), with a
+// receiver that takes everything.
+func TestNotifierContract(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.Copy(io.Discard, r.Body) }))
+	defer srv.Close()
+	notifiertest.Run(t, func(t *testing.T) (engine.Notifier, engine.Notifier) {
+		n := newNotifier(t, srv.URL, Options{})
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = n.Close(ctx)
+		})
+		return n, n
+	})
 }
