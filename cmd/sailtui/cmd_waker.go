@@ -19,6 +19,7 @@ import (
 func wakerCmd(a *app) *cobra.Command {
 	var (
 		listen   string
+		metrics  string
 		domain   string
 		cooldown time.Duration
 		maxWakes int
@@ -59,8 +60,22 @@ page links the container's local URL.`,
 				Local: a.cfg.Mode == "local", Logger: a.log})
 			srv := &http.Server{Handler: w, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 				WriteTimeout: 15 * time.Second, IdleTimeout: time.Minute, MaxHeaderBytes: 16 << 10}
+			done := make(chan error, 2)
+			if metrics != "" {
+				// An address of its own: the router sends every path of unknown hosts here.
+				mln, err := net.Listen("tcp", metrics)
+				if err != nil {
+					ln.Close()
+					return fmt.Errorf("waker: listen on %s for metrics: %w", metrics, err)
+				}
+				mux := http.NewServeMux()
+				mux.Handle("/metrics", w.Metrics())
+				msrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+				defer msrv.Close()
+				fmt.Fprintf(cmd.ErrOrStderr(), "waker: metrics at http://%s/metrics\n", mln.Addr())
+				go func() { done <- msrv.Serve(mln) }()
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "waker: serving <slug>-<container>.%s on http://%s\n", domain, ln.Addr())
-			done := make(chan error, 1)
 			go func() { done <- srv.Serve(ln) }()
 			select {
 			case err := <-done:
@@ -76,6 +91,7 @@ page links the container's local URL.`,
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8099", "address to serve on")
+	cmd.Flags().StringVar(&metrics, "metrics-listen", "", "address to serve Prometheus metrics on (sailtui_wake_seconds; off when empty)")
 	cmd.Flags().StringVar(&domain, "domain", "", "the routes' domain (default APP_DOMAIN)")
 	cmd.Flags().DurationVar(&cooldown, "cooldown", time.Minute, "after a failed wake, how long a project's requests only get the failure")
 	cmd.Flags().IntVar(&maxWakes, "max-wakes", 4, "wakes in flight at once")

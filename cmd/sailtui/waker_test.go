@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,9 +23,9 @@ func startWaker(t *testing.T, c *cli, domain string) string {
 	return startWakerOn(t, c, "127.0.0.1:0", domain)
 }
 
-func startWakerOn(t *testing.T, c *cli, listen, domain string) string {
+func startWakerOn(t *testing.T, c *cli, listen, domain string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "waker", "--listen", listen, "--domain", domain)
+	cmd := exec.Command(os.Args[0], append([]string{"--state-dir", c.state, "waker", "--listen", listen, "--domain", domain}, args...)...)
 	cmd.Env = append(append(os.Environ(), "SAILTUI_TEST_MAIN=1"), c.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -38,9 +39,13 @@ func startWakerOn(t *testing.T, c *cli, listen, domain string) string {
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		re := regexp.MustCompile(`on http://(\S+)`)
+		mre := regexp.MustCompile(`metrics at (http://\S+)`)
 		for sc.Scan() {
 			if m := re.FindStringSubmatch(sc.Text()); m != nil {
 				addr <- m[1]
+			}
+			if m := mre.FindStringSubmatch(sc.Text()); m != nil {
+				wakerMetrics.Store(m[1])
 			}
 		}
 	}()
@@ -52,6 +57,9 @@ func startWakerOn(t *testing.T, c *cli, listen, domain string) string {
 	}
 	return ""
 }
+
+// wakerMetrics is where the last waker started with --metrics-listen serves its metrics.
+var wakerMetrics atomic.Value
 
 type answer struct {
 	status int
@@ -96,7 +104,7 @@ func TestWakerWakesOnRequest(t *testing.T) {
 	c.ok("project", "rm", "gone", "--yes")
 
 	const domain = "apps.test"
-	addr := startWaker(t, c, domain)
+	addr := startWakerOn(t, c, "127.0.0.1:0", domain, "--metrics-listen", "127.0.0.1:0")
 	const browser = "text/html,application/xhtml+xml"
 
 	var wg sync.WaitGroup
@@ -148,6 +156,21 @@ func TestWakerWakesOnRequest(t *testing.T) {
 	}
 	if wakes != 1 || viaHTTP != 1 {
 		t.Fatalf("history after 50 requests: %d wakes, %d http activity lines; want 1 and 1: %+v", wakes, viaHTTP, lines)
+	}
+
+	// The wake is in the histogram, by the path the project came back by.
+	murl, _ := wakerMetrics.Load().(string)
+	if murl == "" {
+		t.Fatal("the waker did not say where its metrics are")
+	}
+	mresp, err := http.Get(murl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, _ := io.ReadAll(mresp.Body)
+	mresp.Body.Close()
+	if !strings.Contains(string(mb), `sailtui_wake_seconds_count{path="archive"} 1`) {
+		t.Fatalf("the waker's metrics do not count the wake:\n%s", mb)
 	}
 
 	// Nothing tells a removed project, an unknown one or a malformed host apart.

@@ -19,6 +19,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/sailtui/sailtui/engine"
 )
 
@@ -29,6 +32,7 @@ type Engine interface {
 	StartProject(ctx context.Context, ref string) (engine.Project, error)
 	Containers(ctx context.Context, ref string) (engine.Project, []engine.ContainerView, error)
 	Touch(ctx context.Context, ref, source string) (engine.Project, error)
+	Snapshots(ctx context.Context, ref string, includeDeleted bool) ([]engine.Snapshot, error)
 }
 
 // Options configures a Waker.
@@ -57,7 +61,15 @@ type Waker struct {
 	recent   []time.Duration      // the last wakes' durations, for the page's estimate
 	wakes    int                  // wakes started, for tests and the log
 	started  map[string]time.Time // project id → when the running wake began
+
+	registry *prometheus.Registry
+	took     *prometheus.HistogramVec
 }
+
+// WakeSeconds is the histogram of wakes by request, from the first request to the project's
+// answer, by the path the project came back by: its hibernation snapshot's backend ("csi",
+// "archive"), or "warm" when it only had to be started.
+const WakeSeconds = "sailtui_wake_seconds"
 
 type failure struct {
 	at  time.Time
@@ -75,7 +87,39 @@ func New(base context.Context, eng Engine, opt Options) *Waker {
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Waker{eng: eng, opt: opt, base: base, inFlight: map[string]bool{}, failed: map[string]failure{}, started: map[string]time.Time{}}
+	w := &Waker{eng: eng, opt: opt, base: base, inFlight: map[string]bool{}, failed: map[string]failure{}, started: map[string]time.Time{},
+		registry: prometheus.NewRegistry(),
+		took: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    WakeSeconds,
+			Help:    "Wakes by request, from the first request to the project's answer, by the path it came back by.",
+			Buckets: []float64{1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 300},
+		}, []string{"path"}),
+	}
+	w.registry.MustRegister(w.took)
+	return w
+}
+
+// Metrics serves the waker's Prometheus metrics. It belongs on an address of its own: the
+// router sends every path of every unknown host to the waker's.
+func (w *Waker) Metrics() http.Handler {
+	return promhttp.HandlerFor(w.registry, promhttp.HandlerOpts{})
+}
+
+// path is how p will come back: its hibernation snapshot's backend, or warm.
+func (w *Waker) path(ctx context.Context, p engine.Project, start bool) string {
+	if start || p.HibernationSnapshot == "" {
+		return "warm"
+	}
+	snaps, err := w.eng.Snapshots(ctx, p.ID, false)
+	if err != nil {
+		return "unknown"
+	}
+	for _, s := range snaps {
+		if s.ID == p.HibernationSnapshot && s.Backend != "" {
+			return s.Backend
+		}
+	}
+	return "unknown"
 }
 
 // Wakes is how many wakes this waker began.
@@ -163,6 +207,7 @@ func (w *Waker) wake(p engine.Project, start bool) {
 	go func() {
 		ctx := context.WithoutCancel(w.base)
 		began := time.Now()
+		path := w.path(ctx, p, start)
 		var err error
 		if start {
 			_, err = w.eng.StartProject(ctx, p.ID)
@@ -183,6 +228,7 @@ func (w *Waker) wake(p engine.Project, start bool) {
 			return
 		}
 		delete(w.failed, p.ID)
+		w.took.WithLabelValues(path).Observe(time.Since(began).Seconds())
 		w.recent = append(w.recent, time.Since(began))
 		if len(w.recent) > 9 {
 			w.recent = w.recent[1:]
