@@ -17,12 +17,8 @@ import (
 	"github.com/sailtui/sailtui/engine"
 )
 
-// startWaker runs `sailtui waker` on the CLI's state and returns its address.
-func startWaker(t *testing.T, c *cli, domain string) string {
-	t.Helper()
-	return startWakerOn(t, c, "127.0.0.1:0", domain)
-}
-
+// startWakerOn runs `sailtui waker` on the CLI's state, listening on listen, and returns its
+// address.
 func startWakerOn(t *testing.T, c *cli, listen, domain string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], append([]string{"--state-dir", c.state, "waker", "--listen", listen, "--domain", domain}, args...)...)
