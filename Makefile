@@ -163,10 +163,13 @@ cluster-down: node-tool
 ## com.tesslate.routable=true), :80 published on 127.0.0.1:ROUTER_PORT (80: the URLs sailtui
 ## shows open as shown). Its last lines are the exports sailtui needs and the address to open.
 ## router-down removes it.
+## WAKER=8099 adds the catch-all that sends every host nothing else serves to `sailtui waker
+## --listen 0.0.0.0:8099` on this host (wake on request).
 ROUTER_NAME ?= sailtui-router
 ROUTER_PORT ?= 80
+WAKER       ?=
 router: $(TRAEFIK)
-	@$(GO) run ./backends/docker/dockertest/mkrouter up --name $(ROUTER_NAME) --port $(ROUTER_PORT) --traefik $(TRAEFIK)
+	@$(GO) run ./backends/docker/dockertest/mkrouter up --name $(ROUTER_NAME) --port $(ROUTER_PORT) --traefik $(TRAEFIK) $(if $(WAKER),--waker $(WAKER))
 router-down:
 	@$(GO) run ./backends/docker/dockertest/mkrouter down --name $(ROUTER_NAME)
 test-docker: deps

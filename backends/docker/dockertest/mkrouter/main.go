@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -31,6 +32,7 @@ func main() {
 	port := fs.Int("port", 80, "the host port; sailtui shows URLs without one, so 80 makes them open as shown")
 	domain := fs.String("domain", "localhost", "APP_DOMAIN: routes are <slug>-<container>.<domain>")
 	traefik := fs.String("traefik", "", "the Traefik binary (default .tools/bin/traefik-"+dockertest.TraefikVersion+")")
+	waker := fs.String("waker", "", "send every host nothing else serves to `sailtui waker` at this port on the host (it must listen where containers reach the host, e.g. --listen 0.0.0.0:8099)")
 	if len(os.Args) < 2 || (os.Args[1] != "up" && os.Args[1] != "down") {
 		fmt.Fprintln(os.Stderr, "usage: mkrouter up|down [flags]")
 		os.Exit(2)
@@ -40,7 +42,7 @@ func main() {
 	defer stop()
 	var err error
 	if os.Args[1] == "up" {
-		err = up(ctx, *name, *host, *port, *domain, *traefik)
+		err = up(ctx, *name, *host, *port, *domain, *traefik, *waker)
 	} else {
 		err = down(ctx, *name)
 	}
@@ -50,7 +52,7 @@ func main() {
 	}
 }
 
-func up(ctx context.Context, name, host string, port int, domain, bin string) error {
+func up(ctx context.Context, name, host string, port int, domain, bin, waker string) error {
 	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return fmt.Errorf("docker client: %w", err)
@@ -67,7 +69,16 @@ func up(ctx context.Context, name, host string, port int, domain, bin string) er
 	if err != nil {
 		return err
 	}
-	got, err := dockertest.StartRouter(ctx, cli, dockertest.RouterSpec{Name: name, Image: img, Host: host, Port: port, Restart: true})
+	spec := dockertest.RouterSpec{Name: name, Image: img, Host: host, Port: port, Restart: true}
+	if waker != "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return fmt.Errorf("the waker's router configuration: %w", err)
+		}
+		spec.Waker = "http://host.docker.internal:" + waker
+		spec.ConfigDir = filepath.Join(cache, "sailtui", "router-"+name)
+	}
+	got, err := dockertest.StartRouter(ctx, cli, spec)
 	if err != nil {
 		return err
 	}
