@@ -65,6 +65,8 @@ type NodeEnv struct {
 func (e NodeEnv) Exports() string {
 	return fmt.Sprintf("# Services: ClusterIPs (%s) through kube-proxy; DNS in pods: CoreDNS at %s, so a pod reaches <service>, <service>.<namespace> and <service>.<namespace>.svc.%s by name\n",
 		ServiceCIDR, ClusterDNS, ClusterDomain) +
+		fmt.Sprintf("# NetworkPolicy: enforced by kube-network-policies %s (a connection is dropped while it is down); pods route the metadata range %s through the node\n",
+			NetPolVersion, linkLocalRange) +
 		fmt.Sprintf("export KUBECONFIG=%s\nexport DEPLOYMENT_MODE=kubernetes\nexport K8S_STORAGE_CLASS=%s\nexport K8S_SNAPSHOT_CLASS=%s\nexport DEVSERVER_IMAGE=%s\n",
 			e.Kubeconfig, e.StorageClass, e.SnapshotClass, e.Image)
 }
