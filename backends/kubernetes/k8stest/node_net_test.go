@@ -52,3 +52,18 @@ func TestNetPolVersionAgrees(t *testing.T) {
 		}
 	}
 }
+
+// The ip mangle table the node made is deleted only when nothing but the built-in chains'
+// policies is left in it: a rule or chain of anyone else's keeps it.
+func TestOnlyPolicies(t *testing.T) {
+	for listing, want := range map[string]bool{
+		"": true,
+		"-P PREROUTING ACCEPT\n-P INPUT ACCEPT\n-P FORWARD ACCEPT\n-P OUTPUT ACCEPT\n-P POSTROUTING ACCEPT\n": true,
+		"-P PREROUTING ACCEPT\n-N OTHER\n":                             false,
+		"-P POSTROUTING ACCEPT\n-A POSTROUTING -j MARK --set-mark 1\n": false,
+	} {
+		if got := onlyPolicies(listing); got != want {
+			t.Errorf("onlyPolicies(%q) = %v, want %v", listing, got, want)
+		}
+	}
+}
