@@ -65,6 +65,8 @@ type NodeEnv struct {
 func (e NodeEnv) Exports() string {
 	return fmt.Sprintf("# Services: ClusterIPs (%s) through kube-proxy; DNS in pods: CoreDNS at %s, so a pod reaches <service>, <service>.<namespace> and <service>.<namespace>.svc.%s by name\n",
 		ServiceCIDR, ClusterDNS, ClusterDomain) +
+		fmt.Sprintf("# NetworkPolicy: enforced by kube-network-policies %s (a connection is dropped while it is down); pods route the metadata range %s through the node\n",
+			NetPolVersion, linkLocalRange) +
 		fmt.Sprintf("export KUBECONFIG=%s\nexport DEPLOYMENT_MODE=kubernetes\nexport K8S_STORAGE_CLASS=%s\nexport K8S_SNAPSHOT_CLASS=%s\nexport DEVSERVER_IMAGE=%s\n",
 			e.Kubeconfig, e.StorageClass, e.SnapshotClass, e.Image)
 }
@@ -195,6 +197,7 @@ type node struct {
 	sched    *proc
 	proxy    *proc // kube-proxy
 	dns      *proc // CoreDNS
+	netpol   *proc // kube-network-policies
 	ctrd     *proc
 	imported []string
 }
@@ -212,7 +215,7 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 	if err != nil {
 		return err
 	}
-	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy", coreDNSBinary()} {
+	for _, b := range []string{"kubelet", "kube-scheduler", "kube-proxy", coreDNSBinary(), netpolBinary()} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return fmt.Errorf("real node: %s not found in %s: build it with `make tools`", b, bin)
 		}
@@ -257,6 +260,7 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 		{"wait for the node", n.waitReady},
 		{"start kube-proxy", n.startKubeProxy},
 		{"start CoreDNS", n.startCoreDNS},
+		{"start the policy enforcer", n.startNetPol},
 		{"set up storage", n.setupStorage},
 	} {
 		if err := step(s.what, s.f); err != nil {
@@ -276,7 +280,7 @@ func ServeNode(ctx context.Context, dir string, ready func(NodeEnv)) (err error)
 			return nil
 		case <-time.After(2 * time.Second):
 		}
-		for _, p := range append([]*proc{n.ctrd, n.sched, n.kubelet, n.proxy, n.dns}, n.cluster.procs...) {
+		for _, p := range append([]*proc{n.ctrd, n.sched, n.kubelet, n.proxy, n.dns, n.netpol}, n.cluster.procs...) {
 			select {
 			case <-p.exited:
 				return fmt.Errorf("real node: %s exited (%v)\n%s", p.name, p.cmd.ProcessState, p.tail())
@@ -378,7 +382,7 @@ func (n *node) teardown() error {
 		n.deleteAllPods(ctx)
 		cancel()
 	}
-	for _, p := range []*proc{n.dns, n.proxy, n.kubelet, n.sched} {
+	for _, p := range []*proc{n.netpol, n.dns, n.proxy, n.kubelet, n.sched} {
 		if p != nil {
 			errs = append(errs, p.stop())
 		}

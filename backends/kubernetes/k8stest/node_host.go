@@ -155,7 +155,7 @@ func CleanNode(dir string) error {
 	if out, err := exec.Command("ip", "link", "del", nodeBridge).CombinedOutput(); err != nil && !strings.Contains(string(out), "Cannot find device") {
 		errs = append(errs, fmt.Errorf("ip link del %s: %w: %s", nodeBridge, err, out))
 	}
-	errs = append(errs, cleanNetwork())
+	errs = append(errs, cleanNetwork(dir))
 	if b, err := os.ReadFile(createdFile(dir)); err == nil {
 		paths := strings.Fields(string(b))
 		slices.Sort(paths)
@@ -389,8 +389,10 @@ oomScoreAdj: 0
 }
 
 // writeCNI writes the pod network: a bridge with host-local addresses, pods reaching only
-// the subnet and the Service range, through the bridge's address where kube-proxy translates
-// it (no default route, no masquerade).
+// the subnet, the Service range through the bridge's address where kube-proxy translates it,
+// and the link-local range through the node as a cloud's pods reach its metadata server (which
+// the NetworkPolicy must then keep them from; nothing answers there unless a test puts a
+// listener on the bridge). No default route, no masquerade.
 func (n *node) writeCNI() error {
 	conf := fmt.Sprintf(`{
   "cniVersion": "1.0.0",
@@ -399,10 +401,10 @@ func (n *node) writeCNI() error {
     "type": "bridge", "bridge": %q, "isGateway": true, "isDefaultGateway": false,
     "ipMasq": false, "hairpinMode": true,
     "ipam": {"type": "host-local", "ranges": [[{"subnet": %q, "gateway": %q}]], "dataDir": %q,
-      "routes": [{"dst": %q, "gw": %q}]}
+      "routes": [{"dst": %q, "gw": %q}, {"dst": %q, "gw": %q}]}
   }]
 }
-`, nodeBridge, nodeSubnet, nodeIP, n.path("cni", "ipam"), ServiceCIDR, nodeIP)
+`, nodeBridge, nodeSubnet, nodeIP, n.path("cni", "ipam"), ServiceCIDR, nodeIP, linkLocalRange, nodeIP)
 	if err := os.WriteFile(n.path("cni", "net.d", "10-sailtui-node.conflist"), []byte(conf), 0o644); err != nil {
 		return err
 	}

@@ -62,9 +62,9 @@ func allowForward(ctx context.Context) error {
 	return nil
 }
 
-// cleanNetwork deletes what the node's network left on the host: forwardRule (every copy) and
-// kube-proxy's tables. It then checks that none is left.
-func cleanNetwork() error {
+// cleanNetwork deletes what the node's network left on the host: forwardRule (every copy),
+// kube-proxy's tables and the policy hook (node_netpol.go). It then checks that none is left.
+func cleanNetwork(dir string) error {
 	var errs []error
 	for range 10 {
 		if exec.Command("iptables", append([]string{"-C"}, forwardRule...)...).Run() != nil {
@@ -81,15 +81,16 @@ func cleanNetwork() error {
 			errs = append(errs, fmt.Errorf("nft delete table %s %s: %w: %s", family, kubeProxyTable, err, out))
 		}
 	}
-	if left := networkLeftovers(); len(left) > 0 {
+	errs = append(errs, cleanNetPol(dir))
+	if left := networkLeftovers(dir); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("left on the host after cleaning: %s", strings.Join(left, "; ")))
 	}
 	return errors.Join(errs...)
 }
 
 // networkLeftovers names what of the node's network is on the host: the bridge, forwardRule,
-// kube-proxy's tables.
-func networkLeftovers() []string {
+// kube-proxy's tables, the policy hook.
+func networkLeftovers(dir string) []string {
 	var left []string
 	if _, err := net.InterfaceByName(nodeBridge); err == nil {
 		left = append(left, "bridge "+nodeBridge)
@@ -104,7 +105,7 @@ func networkLeftovers() []string {
 			}
 		}
 	}
-	return left
+	return append(left, netpolLeftovers(dir)...)
 }
 
 // startKubeProxy runs kube-proxy in nftables mode for the node: ClusterIPs of the Service range
