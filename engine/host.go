@@ -12,8 +12,12 @@ type HostNamer interface {
 	Host(p Project, c Container) string
 }
 
-// maxHostLen is the longest DNS name: a longer Host header names no project.
-const maxHostLen = 253
+// maxHostLen is the longest DNS name and maxLabelLen its longest label: a longer Host header
+// names no project (and a label bounds the lookups one request can cause).
+const (
+	maxHostLen  = 253
+	maxLabelLen = 63
+)
 
 // ProjectForHost finds the live project and container a request's host is for: a runtime's
 // own host (HostNamer), else <slug>-<container>.<domain>. The slug ends at one of the first
@@ -25,7 +29,7 @@ func (e *Engine) ProjectForHost(ctx context.Context, host, domain string) (Proje
 		host = h
 	}
 	label, rest, ok := strings.Cut(host, ".")
-	if !ok || len(host) > maxHostLen || label == "" {
+	if !ok || len(host) > maxHostLen || label == "" || len(label) > maxLabelLen {
 		return Project{}, Container{}, ErrNotFound
 	}
 	namer, _ := e.runtime.(HostNamer)

@@ -161,7 +161,8 @@ func (w *Waker) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		}
 		w.wake(p, true)
 	case engine.StatusFailed:
-		w.page(rw, r, http.StatusServiceUnavailable, 60, p, "needs an operator: "+p.StatusReason)
+		// Why is the operator's to read (sailtui doctor, project history), not the internet's.
+		w.page(rw, r, http.StatusServiceUnavailable, 60, p, "needs its operator: it cannot be woken from here")
 		return
 	default:
 		// Being hibernated, restored or deleted right now: come back in a moment.
@@ -170,7 +171,9 @@ func (w *Waker) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	f, failedRecently := w.failed[p.ID]
 	w.mu.Unlock()
 	if failedRecently && time.Since(f.at) < w.opt.Cooldown {
-		w.page(rw, r, http.StatusServiceUnavailable, int(w.opt.Cooldown.Seconds()), p, "could not be woken: "+f.err)
+		// The error names hosts, processes and paths: it is logged, the page only says when.
+		w.page(rw, r, http.StatusServiceUnavailable, int(w.opt.Cooldown.Seconds()), p,
+			fmt.Sprintf("could not be woken just now; it is tried again after %s", f.at.Add(w.opt.Cooldown).UTC().Format("15:04:05 UTC")))
 		return
 	}
 	w.page(rw, r, http.StatusServiceUnavailable, w.estimate(), p, "is waking up")
