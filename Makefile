@@ -75,12 +75,25 @@ COREDNS_TOOLS   := backends/kubernetes/coredns/tools
 COREDNS_VERSION := v1.15.0
 COREDNS         := $(TOOLS)/coredns-$(COREDNS_VERSION)
 
+# The real CSI parts in front of the node's own driver (issue 33; the driver is
+# backends/kubernetes/k8stest/csidriver): csi-provisioner, and the snapshot controller with its
+# csi-snapshotter sidecar. Upstream's own main packages, each project built by a tool module of
+# its own (go.mod tool directives: go install refuses their replace directives), stamped and
+# named by version like CoreDNS; not rebuilt while present.
+CSI_PROVISIONER_TOOLS   := backends/kubernetes/external-provisioner/tools
+CSI_PROVISIONER_VERSION := v5.3.0
+CSI_PROVISIONER         := $(TOOLS)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
+CSI_SNAPSHOTTER_TOOLS   := backends/kubernetes/external-snapshotter/tools
+CSI_SNAPSHOTTER_VERSION := v8.4.0
+CSI_SNAPSHOTTER         := $(TOOLS)/csi-snapshotter-$(CSI_SNAPSHOTTER_VERSION)
+SNAPSHOT_CONTROLLER     := $(TOOLS)/snapshot-controller-$(CSI_SNAPSHOTTER_VERSION)
+
 # k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
 # above): `make test` wraps the test run in it, `make cluster` starts it for a person.
 K8SNODE      := $(TOOLS)/k8snode
 NODE_DIR     ?= /tmp/sailtui-node
 
-tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) node-tool
+tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) $(CSI_PROVISIONER) $(CSI_SNAPSHOTTER) $(SNAPSHOT_CONTROLLER) node-tool
 ## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
 node-tool:
 	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
@@ -88,6 +101,11 @@ $(K8S_BINS):
 	$(GO) -C $(K8S_TOOLS) build -ldflags "$(K8S_LDFLAGS)" -o $@ ./$(notdir $@)
 $(COREDNS):
 	$(GO) -C $(COREDNS_TOOLS) build -trimpath -ldflags "-s -w -X github.com/coredns/coredns/coremain.GitCommit=$(COREDNS_VERSION)" -o $@ .
+$(CSI_PROVISIONER):
+	$(GO) -C $(CSI_PROVISIONER_TOOLS) build -trimpath -ldflags "-s -w -X main.version=$(CSI_PROVISIONER_VERSION)" -o $@ github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner
+$(CSI_SNAPSHOTTER) $(SNAPSHOT_CONTROLLER):
+	$(GO) -C $(CSI_SNAPSHOTTER_TOOLS) build -trimpath -ldflags "-s -w -X main.version=$(CSI_SNAPSHOTTER_VERSION)" -o $@ \
+	  github.com/kubernetes-csi/external-snapshotter/v8/cmd/$(patsubst %-$(CSI_SNAPSHOTTER_VERSION),%,$(notdir $@))
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):
