@@ -16,6 +16,12 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
+// HoldParameter, set to "true" in a VolumeSnapshotClass's parameters, makes every snapshot
+// of that class wait (CreateSnapshot answers Unavailable, which the sidecar retries): a test
+// holds readiness back for as long as it needs with a class of this driver, which sailtui
+// accepts for the driver's volumes where it refuses a class of another driver.
+const HoldParameter = "hold-snapshots"
+
 // Identity
 
 func (d *Driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
@@ -283,6 +289,10 @@ func (d *Driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	}
 	if req.GetSourceVolumeId() == "" {
 		return nil, status.Error(codes.InvalidArgument, "source volume id is required")
+	}
+	if req.GetParameters()[HoldParameter] == "true" {
+		// csi-snapshotter retries with backoff: the snapshot stays not ready.
+		return nil, status.Errorf(codes.Unavailable, "snapshots of this class are held (%s)", HoldParameter)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -11,6 +11,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"golang.org/x/sys/unix"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // served is a driver on a unix socket under a test's temporary directory.
@@ -247,5 +249,24 @@ func TestRestartKeepsState(t *testing.T) {
 	}
 	if _, err := again.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHeldSnapshots: a snapshot of a class with HoldParameter is refused as unavailable (the
+// sidecar retries it), and nothing is cut.
+func TestHeldSnapshots(t *testing.T) {
+	ctx := context.Background()
+	d := serve(t, "").drv
+	vol, err := d.CreateVolume(ctx, &csi.CreateVolumeRequest{Name: "v", VolumeCapabilities: []*csi.VolumeCapability{mountCap}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "s", SourceVolumeId: vol.GetVolume().GetVolumeId(),
+		Parameters: map[string]string{HoldParameter: "true"}})
+	if status.Code(err) != codes.Unavailable {
+		t.Fatalf("held snapshot: %v, want Unavailable", err)
+	}
+	if len(d.snapshots) != 0 {
+		t.Errorf("a held snapshot was cut: %d snapshots", len(d.snapshots))
 	}
 }
