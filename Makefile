@@ -25,7 +25,7 @@ GOTEST       := $(GO) test -count=1
 # makes the images of Debian's packages (make images: PostgreSQL, the example's app image).
 APT_PACKAGES := tmux git zstd tar postgresql busybox-static wget docker-compose containerd runc containernetworking-plugins iptables nftables patch mmdebstrap
 
-.PHONY: cluster cluster-down node-tool k9s router router-down
+.PHONY: cluster cluster-down node-tool csi-tools k9s router router-down
 .PHONY: image images
 .PHONY: all build run test test-unit test-engine test-sqlite test-postgres test-s3 test-docker test-kubernetes test-local test-archive test-console test-e2e \
         bench lint check-upstream fmt deps tools clean
@@ -99,12 +99,29 @@ NETPOL_TOOLS    := backends/kubernetes/netpol/tools
 NETPOL_VERSION  := v0.8.0
 NETPOL          := $(TOOLS)/kube-network-policies-$(NETPOL_VERSION)
 
+# The real CSI parts in front of the node's own driver (issue 33; the driver is
+# backends/kubernetes/k8stest/csidriver): csi-provisioner, and the snapshot controller with its
+# csi-snapshotter sidecar. Upstream's own main packages, each project built by a tool module of
+# its own (go.mod tool directives: go install refuses their replace directives), stamped and
+# named by version like CoreDNS; not rebuilt while present.
+CSI_PROVISIONER_TOOLS   := backends/kubernetes/external-provisioner/tools
+CSI_PROVISIONER_VERSION := v5.3.0
+CSI_PROVISIONER         := $(TOOLS)/csi-provisioner-$(CSI_PROVISIONER_VERSION)
+CSI_SNAPSHOTTER_TOOLS   := backends/kubernetes/external-snapshotter/tools
+CSI_SNAPSHOTTER_VERSION := v8.4.0
+CSI_SNAPSHOTTER         := $(TOOLS)/csi-snapshotter-$(CSI_SNAPSHOTTER_VERSION)
+SNAPSHOT_CONTROLLER     := $(TOOLS)/snapshot-controller-$(CSI_SNAPSHOTTER_VERSION)
+
 # k8snode runs the real Kubernetes node (kubelet + its own containerd, under the control plane
 # above): `make test` wraps the test run in it, `make cluster` starts it for a person.
 K8SNODE      := $(TOOLS)/k8snode
 NODE_DIR     ?= /tmp/sailtui-node
 
 tools: $(STATICCHECK) $(VERSITYGW) $(K8S_BINS) $(COREDNS) $(TRAEFIK) $(NETPOL) node-tool
+## csi-tools: the real CSI sidecars; built only on demand until the node runs them (issue 33:
+## the node's switch from its stand-ins to them is not in yet), so make test does not spend
+## half an hour of a cold machine on binaries no test starts.
+csi-tools: $(CSI_PROVISIONER) $(CSI_SNAPSHOTTER) $(SNAPSHOT_CONTROLLER)
 ## node-tool: always rebuilt (seconds): it is part of this module and changes with it.
 node-tool:
 	$(GO) build -o $(K8SNODE) ./backends/kubernetes/k8stest/k8snode
@@ -116,6 +133,11 @@ $(TRAEFIK):
 	$(GO) -C $(TRAEFIK_TOOLS) build -trimpath -ldflags "-s -w -X github.com/traefik/traefik/v3/pkg/version.Version=$(TRAEFIK_VERSION)" -o $@ github.com/traefik/traefik/v3/cmd/traefik
 $(NETPOL):
 	$(GO) -C $(NETPOL_TOOLS) build -trimpath -ldflags "-s -w" -o $@ .
+$(CSI_PROVISIONER):
+	$(GO) -C $(CSI_PROVISIONER_TOOLS) build -trimpath -ldflags "-s -w -X main.version=$(CSI_PROVISIONER_VERSION)" -o $@ github.com/kubernetes-csi/external-provisioner/v5/cmd/csi-provisioner
+$(CSI_SNAPSHOTTER) $(SNAPSHOT_CONTROLLER):
+	$(GO) -C $(CSI_SNAPSHOTTER_TOOLS) build -trimpath -ldflags "-s -w -X main.version=$(CSI_SNAPSHOTTER_VERSION)" -o $@ \
+	  github.com/kubernetes-csi/external-snapshotter/v8/cmd/$(patsubst %-$(CSI_SNAPSHOTTER_VERSION),%,$(notdir $@))
 $(STATICCHECK):
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 $(VERSITYGW):
