@@ -349,6 +349,13 @@ func startWriter(a notesApp) *writer {
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
+			if resp.StatusCode == http.StatusNotFound {
+				// The router's answer while the snapshot's pause has the containers frozen:
+				// Traefik drops the route of a paused container, so the request reached no app
+				// and stored nothing. The same note again, once the route is back.
+				time.Sleep(20 * time.Millisecond)
+				continue
+			}
 			if resp.StatusCode != http.StatusCreated {
 				w.end <- fmt.Errorf("add %s: status %d", text, resp.StatusCode)
 				return
