@@ -272,6 +272,11 @@ func TestDockerNotesEndToEnd(t *testing.T) {
 	}
 	c.json(&manual, "snapshot", "create", slug, "--label", "under-writes")
 	ended := w.acked()
+	// At least one note acknowledged after the snapshot ended, so "none after it" is tested:
+	// under load the writer may not have got one in before the command returned.
+	for deadline := time.Now().Add(30 * time.Second); w.acked() <= ended && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	written, err := w.stop()
 	if err != nil {
 		t.Fatalf("the note writer: %v", err)
