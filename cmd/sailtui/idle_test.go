@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -108,54 +104,7 @@ func TestIdleWarningReachesEvents(t *testing.T) {
 	c.env = []string{"DATABASE_URL=" + dsn}
 	c.ok("project", "create", "watched")
 
-	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "events", "-o", "json")
-	cmd.Env = append(os.Environ(), "SAILTUI_TEST_MAIN=1", "DATABASE_URL="+dsn)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	events := make(chan engine.Event, 64)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var e engine.Event
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				events <- e
-			}
-		}
-		close(events)
-	}()
-	// The listener is ready once it hears a project created after it started.
-	heard := func(slug, kind string, within time.Duration) bool {
-		deadline := time.After(within)
-		for {
-			select {
-			case e, ok := <-events:
-				if !ok {
-					t.Fatal("the events stream ended")
-				}
-				if e.Slug == slug && (kind == "" || e.Kind == kind) {
-					return true
-				}
-			case <-deadline:
-				return false
-			}
-		}
-	}
-	for i := 0; ; i++ {
-		if i == 20 {
-			t.Fatal("sailtui events heard none of 20 projects created")
-		}
-		probe := fmt.Sprintf("probe-%d", i)
-		c.ok("project", "create", probe)
-		if heard(probe, "", time.Second) {
-			break
-		}
-	}
+	w := watchEvents(t, c, dsn)
 
 	warn := []string{"SAILTUI_IDLE_WARNING_MINUTES=5"}
 	var rep engine.SweepReport
@@ -166,7 +115,7 @@ func TestIdleWarningReachesEvents(t *testing.T) {
 	if !slices.ContainsFunc(rep.Warned, func(it engine.SweepItem) bool { return it.Slug == "watched" }) || len(rep.Hibernated) != 0 {
 		t.Fatalf("a sweep with the warning on: %+v", rep)
 	}
-	if !heard("watched", engine.EventIdleWarning, 10*time.Second) {
+	if !w.heard("watched", engine.EventIdleWarning, 10*time.Second) {
 		t.Fatal("sailtui events did not show the idle_warning of watched")
 	}
 	out = c.runIn(nil, warn, "--headless", "--sweep=hibernate", "--idle", "1ns")

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -87,51 +83,20 @@ func TestPostgresEventsAcrossProcesses(t *testing.T) {
 	c.env = []string{"DATABASE_URL=" + dsn}
 	c.ok("project", "create", "watched")
 
-	cmd := exec.Command(os.Args[0], "--state-dir", c.state, "events", "-o", "json")
-	cmd.Env = append(os.Environ(), "SAILTUI_TEST_MAIN=1", "DATABASE_URL="+dsn)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	type ev struct {
-		Slug     string
-		From, To string
-		Time     time.Time
-	}
-	got := make(chan ev, 16)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			var e ev
-			if json.Unmarshal(sc.Bytes(), &e) == nil {
-				got <- e
-			}
-		}
-		close(got)
-	}()
-	// Let the listener connect before the sweep starts.
-	time.Sleep(500 * time.Millisecond)
+	w := watchEvents(t, c, dsn)
 	c.headless("--sweep=hibernate", "--idle", "1ns")
 	seen := map[string]time.Time{}
-	deadline := time.After(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for seen["hibernated"].IsZero() {
-		select {
-		case e, ok := <-got:
-			if !ok {
-				t.Fatalf("events stream ended; saw %v", seen)
-			}
-			if e.Slug == "watched" {
-				seen[e.To] = time.Now()
-				// Latency is a benchmark's business (timing in tests flakes on a loaded
-				// machine); the log shows it.
-				t.Logf("event %s→%s arrived %s after it happened", e.From, e.To, time.Since(e.Time))
-			}
-		case <-deadline:
+		e, ok := w.next(time.Until(deadline))
+		if !ok {
 			t.Fatalf("no hibernated event within 5s; saw %v", seen)
+		}
+		if e.Slug == "watched" {
+			seen[string(e.To)] = time.Now()
+			// Latency is a benchmark's business (timing in tests flakes on a loaded
+			// machine); the log shows it.
+			t.Logf("event %s→%s arrived %s after it happened", e.From, e.To, time.Since(e.Time))
 		}
 	}
 	if seen["hibernating"].IsZero() {

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/client"
 )
 
@@ -268,19 +267,9 @@ func DebianImageFor(ctx context.Context, cli *client.Client, img DebianImage, lo
 	if err := tw.Close(); err != nil {
 		return "", fmt.Errorf("build context: %w", err)
 	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
-		Tags:        []string{ref, img.Repo + ":" + img.Tag},
-		Remove:      true,
-		ForceRemove: true,
-		Labels:      map[string]string{LabelImageKey: key, "org.opencontainers.image.title": img.Repo},
-		Version:     build.BuilderV1,
-	})
-	if err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
-	}
-	defer res.Body.Close()
-	if err := buildResult(res.Body); err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
+	if err := buildImage(ctx, cli, &buf, []string{ref, img.Repo + ":" + img.Tag},
+		map[string]string{LabelImageKey: key, "org.opencontainers.image.title": img.Repo}); err != nil {
+		return "", err
 	}
 	// The builds this one replaces, children first (a rootfs with images on it stays).
 	removeStale(ctx, cli, img.Repo, ref)

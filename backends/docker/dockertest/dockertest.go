@@ -202,19 +202,8 @@ func BuildImage(ctx context.Context, cli *client.Client, spec ImageSpec) (string
 	}
 	labels := map[string]string{Label: "image"}
 	maps.Copy(labels, spec.Labels)
-	res, err := cli.ImageBuild(ctx, bytes.NewReader(ctxTar), client.ImageBuildOptions{
-		Tags:        []string{ref},
-		Remove:      true,
-		ForceRemove: true,
-		Labels:      labels,
-		Version:     build.BuilderV1,
-	})
-	if err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
-	}
-	defer res.Body.Close()
-	if err := buildResult(res.Body); err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
+	if err := buildImage(ctx, cli, bytes.NewReader(ctxTar), []string{ref}, labels); err != nil {
+		return "", err
 	}
 	removeOldImages(ctx, cli, spec.Repo, ref)
 	return ref, nil
@@ -596,4 +585,24 @@ func buildSailtui() ([]byte, error) {
 		return nil, fmt.Errorf("build a static sailtui: %w\n%s", err, out)
 	}
 	return os.ReadFile(bin)
+}
+
+// buildImage builds the image of the build context buildCtx (a tar) with the classic builder,
+// tagged with tags (the first names it in errors), and waits for the build's result.
+func buildImage(ctx context.Context, cli *client.Client, buildCtx io.Reader, tags []string, labels map[string]string) error {
+	res, err := cli.ImageBuild(ctx, buildCtx, client.ImageBuildOptions{
+		Tags:        tags,
+		Remove:      true,
+		ForceRemove: true,
+		Labels:      labels,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return fmt.Errorf("build %s: %w", tags[0], err)
+	}
+	defer res.Body.Close()
+	if err := buildResult(res.Body); err != nil {
+		return fmt.Errorf("build %s: %w", tags[0], err)
+	}
+	return nil
 }

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	cerrdefs "github.com/containerd/errdefs"
-	"github.com/moby/moby/api/types/build"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/api/types/mount"
 	"github.com/moby/moby/api/types/network"
@@ -120,19 +119,9 @@ func RouterImage(ctx context.Context, cli *client.Client, bin string) (string, e
 	if ok, err := imageExists(ctx, cli, ref); err != nil || ok {
 		return ref, err
 	}
-	res, err := cli.ImageBuild(ctx, &buf, client.ImageBuildOptions{
-		Tags:        []string{ref, RouterRepo + ":" + TraefikVersion},
-		Remove:      true,
-		ForceRemove: true,
-		Labels:      map[string]string{"org.opencontainers.image.title": "sailtui router (Traefik " + TraefikVersion + ")"},
-		Version:     build.BuilderV1,
-	})
-	if err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
-	}
-	defer res.Body.Close()
-	if err := buildResult(res.Body); err != nil {
-		return "", fmt.Errorf("build %s: %w", ref, err)
+	if err := buildImage(ctx, cli, &buf, []string{ref, RouterRepo + ":" + TraefikVersion},
+		map[string]string{"org.opencontainers.image.title": "sailtui router (Traefik " + TraefikVersion + ")"}); err != nil {
+		return "", err
 	}
 	return ref, nil
 }
